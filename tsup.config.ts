@@ -1,0 +1,27 @@
+import { defineConfig } from "tsup";
+
+// One build for every public entry point. Entries appear here as the features behind them land;
+// package.json "exports" lists the same set.
+export default defineConfig([
+  {
+    entry: {
+      index: "src/index.ts",
+      "dev/index": "src/dev/index.ts",
+    },
+    format: ["esm", "cjs"],
+    dts: true,
+    clean: true,
+    sourcemap: true,
+    target: "es2022",
+    splitting: true,
+    treeshake: true,
+  },
+  {
+    entry: { "dev/cli": "src/dev/cli.ts" },
+    format: ["esm"],
+    platform: "node",
+    target: "node20",
+    banner: { js: "#!/usr/bin/env node" },
+    sourcemap: true,
+  },
+]);
