@@ -1,0 +1,252 @@
+/**
+ * Typed errors of edgelock, and name-based guards that work across realms and duplicate package
+ * copies (where `instanceof` fails).
+ *
+ * Every error extends {@link LockError}, carries a stable `name`, the standard `cause`, and, where
+ * nodes were involved, the per-node outcomes. No error ever contains a lock token, a REST token or
+ * a full node URL: nodes are named by index and host.
+ *
+ * @module
+ */
+
+/**
+ * What one node answered in one round (acquire, extend, release, fence raise, inspect).
+ *
+ * - `"ok"`: the node did what was asked (granted, extended, released, raised, answered).
+ * - `"held"`: the key is held by another token on that node.
+ * - `"absent"`: the key does not exist there (expired or never set).
+ * - `"timeout"`: no answer within the per-request timeout.
+ * - `"error"`: HTTP error, network failure or a reply of the wrong shape (see `error`).
+ * - `"pending"`: still in flight when the round was decided (a slow minority).
+ */
+export type NodeStatus = "ok" | "held" | "absent" | "timeout" | "error" | "pending";
+
+/**
+ * Per-node result of one round. Never contains a token.
+ *
+ * @example
+ * { index: 2, host: "eu1-x.upstash.io", status: "held", latencyMs: 41.2, pttl: 5300 }
+ */
+export interface NodeOutcome {
+  /** Position of the node in the `nodes` option. */
+  readonly index: number;
+  /** Host (and port) of the node's REST URL, or `node<index>` when unknown. */
+  readonly host: string;
+  readonly status: NodeStatus;
+  /** Round-trip time in ms (monotonic clock); absent while `pending`. */
+  readonly latencyMs?: number;
+  /** Remaining time of the key on that node in ms, when the node reported it. */
+  readonly pttl?: number;
+  /** The node's fence counter, when fencing is on (acquire, inspect). */
+  readonly fence?: number;
+  /** The transport failure behind `"timeout"` / `"error"`. */
+  readonly error?: TransportError;
+}
+
+/** Options shared by every {@link LockError} constructor. */
+export interface LockErrorOptions {
+  readonly cause?: unknown;
+  readonly outcomes?: readonly NodeOutcome[];
+}
+
+/**
+ * Base class of every edgelock error.
+ *
+ * @example
+ * try { await locks.acquire("k"); } catch (e) { if (isLockError(e)) console.log(e.name, e.outcomes); }
+ */
+export class LockError extends Error {
+  override name = "LockError";
+  /** Per-node outcomes of the round that failed (empty when no node was involved). */
+  readonly outcomes: readonly NodeOutcome[];
+
+  constructor(message: string, options: LockErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.outcomes = options.outcomes ?? [];
+  }
+}
+
+/**
+ * The lock is held by someone else (after waiting, if `wait` was given).
+ * `retryAfter` is the holders' remaining time in ms: when a majority of nodes will be free at the
+ * latest (use it for `Retry-After`).
+ *
+ * @example
+ * catch (e) { if (isLockBusyError(e)) return new Response(null, { status: 409,
+ *   headers: { "Retry-After": String(Math.ceil(e.retryAfter / 1000)) } }); }
+ */
+export class LockBusyError extends LockError {
+  override name = "LockBusyError";
+  readonly key: string;
+  /** Milliseconds until the current holder's grant runs out (upper bound; it may release earlier). */
+  readonly retryAfter: number;
+
+  constructor(key: string, retryAfter: number, options: LockErrorOptions = {}) {
+    super(`lock "${key}" is busy; the holder's grant ends in ${retryAfter} ms`, options);
+    this.key = key;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/**
+ * Too many nodes failed (timeouts, HTTP or network errors) for a majority to answer.
+ *
+ * @example
+ * catch (e) { if (isQuorumError(e)) console.warn(e.outcomes.map((o) => o.error?.message)); }
+ */
+export class QuorumError extends LockError {
+  override name = "QuorumError";
+  readonly key: string;
+
+  constructor(key: string, message: string, options: LockErrorOptions = {}) {
+    super(`lock "${key}": ${message}`, options);
+    this.key = key;
+  }
+}
+
+/**
+ * The lock is no longer ours: it expired, another holder took it, its validity or the budget's
+ * deadline ran out. This is the `reason` of `lock.signal` when it aborts.
+ *
+ * @example
+ * lock.signal.addEventListener("abort", () => console.warn(lock.signal.reason)); // LockLostError
+ */
+export class LockLostError extends LockError {
+  override name = "LockLostError";
+  readonly key: string;
+
+  constructor(key: string, message: string, options: LockErrorOptions = {}) {
+    super(`lock "${key}" lost: ${message}`, options);
+    this.key = key;
+  }
+}
+
+/**
+ * The execution budget cannot cover the operation (time left or subrequests). Thrown before any
+ * node is called.
+ *
+ * @example
+ * await locks.acquire("k", { budget: budget.within(0) }); // throws BudgetExhaustedError
+ */
+export class BudgetExhaustedError extends LockError {
+  override name = "BudgetExhaustedError";
+  /** Milliseconds left until the budget's deadline when the check failed. */
+  readonly remainingMs: number;
+  /** Subrequests left in the allowance (`Infinity` without an allowance). */
+  readonly remainingSubrequests: number;
+
+  constructor(
+    message: string,
+    remainingMs: number,
+    remainingSubrequests: number,
+    options: LockErrorOptions = {},
+  ) {
+    super(message, options);
+    this.remainingMs = remainingMs;
+    this.remainingSubrequests = remainingSubrequests;
+  }
+}
+
+/**
+ * An option (of `createLocks`, a call, or a budget factory) is invalid; `option` names it.
+ *
+ * @example
+ * createLocks({ nodes: [] }); // ConfigurationError, option "nodes"
+ */
+export class ConfigurationError extends LockError {
+  override name = "ConfigurationError";
+  /** The option's path, e.g. `"lease"` or `"nodes[2]"`. */
+  readonly option: string;
+
+  constructor(option: string, message: string, options: LockErrorOptions = {}) {
+    super(`invalid option \`${option}\`: ${message}`, options);
+    this.option = option;
+  }
+}
+
+/** How a request to one node failed. */
+export type TransportErrorKind = "timeout" | "network" | "server" | "reply";
+
+/**
+ * One request to one node failed: `"timeout"` (no answer in time), `"network"` (connection refused,
+ * reset, DNS), `"server"` (the node answered with an error), `"reply"` (unparsable or wrong-shaped
+ * reply). Names the node by `node` index and `host`, never by token or full URL. Found in
+ * `NodeOutcome.error`.
+ *
+ * @example
+ * err.outcomes.filter((o) => o.error?.kind === "timeout").map((o) => o.host)
+ */
+export class TransportError extends LockError {
+  override name = "TransportError";
+  /** Index of the node in the `nodes` option. */
+  readonly node: number;
+  /** Host (and port) of the node. */
+  readonly host: string;
+  readonly kind: TransportErrorKind;
+
+  constructor(
+    node: number,
+    host: string,
+    kind: TransportErrorKind,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`node ${node} (${host}): ${message}`, options);
+    this.node = node;
+    this.host = host;
+    this.kind = kind;
+  }
+}
+
+const NAMES = new Set([
+  "LockError",
+  "LockBusyError",
+  "QuorumError",
+  "LockLostError",
+  "BudgetExhaustedError",
+  "ConfigurationError",
+  "TransportError",
+]);
+
+function hasName(value: unknown, name: string): boolean {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { name?: unknown }).name === name &&
+    typeof (value as { message?: unknown }).message === "string"
+  );
+}
+
+/**
+ * True for any edgelock error, also from another realm or package copy (checks `name`, not
+ * `instanceof`). The `is…Error` guards below work the same way for one class each.
+ *
+ * @example
+ * if (isLockError(e)) console.log(e.name, e.outcomes);
+ */
+export function isLockError(value: unknown): value is LockError {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    NAMES.has((value as { name?: unknown }).name as string) &&
+    typeof (value as { message?: unknown }).message === "string"
+  );
+}
+/** True for a {@link LockBusyError} (by name). */
+export const isLockBusyError = (value: unknown): value is LockBusyError =>
+  hasName(value, "LockBusyError");
+/** True for a {@link QuorumError} (by name). */
+export const isQuorumError = (value: unknown): value is QuorumError =>
+  hasName(value, "QuorumError");
+/** True for a {@link LockLostError} (by name). */
+export const isLockLostError = (value: unknown): value is LockLostError =>
+  hasName(value, "LockLostError");
+/** True for a {@link BudgetExhaustedError} (by name). */
+export const isBudgetExhaustedError = (value: unknown): value is BudgetExhaustedError =>
+  hasName(value, "BudgetExhaustedError");
+/** True for a {@link ConfigurationError} (by name). */
+export const isConfigurationError = (value: unknown): value is ConfigurationError =>
+  hasName(value, "ConfigurationError");
+/** True for a {@link TransportError} (by name). */
+export const isTransportError = (value: unknown): value is TransportError =>
+  hasName(value, "TransportError");

@@ -1,0 +1,51 @@
+/**
+ * edgelock: distributed locks for serverless and edge functions. A Redlock quorum over
+ * Upstash-compatible REST Redis databases, with every lock's TTL sized from the invocation's
+ * execution budget.
+ *
+ * @module
+ */
+export {
+  type Budget,
+  type BudgetOptions,
+  budget,
+  type LambdaContextLike,
+  type WorkersFetchBudgetOptions,
+  type WorkersScheduledBudgetOptions,
+} from "./budget";
+export {
+  BudgetExhaustedError,
+  ConfigurationError,
+  isBudgetExhaustedError,
+  isConfigurationError,
+  isLockBusyError,
+  isLockError,
+  isLockLostError,
+  isQuorumError,
+  isTransportError,
+  LockBusyError,
+  LockError,
+  type LockErrorOptions,
+  LockLostError,
+  QuorumError,
+  TransportError,
+  type TransportErrorKind,
+} from "./errors";
+export {
+  type AcquireOptions,
+  createLocks,
+  type ExtendResult,
+  type ForceReleaseResult,
+  type InspectResult,
+  type Lock,
+  type LockEvent,
+  type Locks,
+  type LocksOptions,
+  type NodeCredentials,
+  type NodeInput,
+  type NodeOutcome,
+  type NodeStatus,
+  type RedisLike,
+  type ReleaseResult,
+} from "./lock";
+export { DEFAULTS } from "./options";

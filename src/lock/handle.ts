@@ -1,0 +1,209 @@
+import type { Budget } from "../budget/budget";
+import { ConfigurationError, LockLostError, QuorumError } from "../errors";
+import { MAX_LEASE } from "../options";
+import { drift, validity } from "../quorum/validity";
+import { budgetShortfall, type Grant } from "./acquire";
+import type { LockCore } from "./core";
+import { unref } from "./timing";
+import type { ExtendResult, Lock, ReleaseResult } from "./types";
+
+type State = "held" | "lost" | "released";
+
+/**
+ * A held lock (see {@link Lock}). Keeps its validity end on the monotonic clock, arms a timer that
+ * aborts `signal` shortly before the validity or the budget's deadline ends, and, with
+ * `autoExtend`, extends itself after a third to a half of the validity (early enough that a
+ * timed-out attempt can be retried before the abort).
+ */
+export class LockHandle implements Lock {
+  readonly key: string;
+  readonly token: string;
+  readonly fence: number | undefined;
+  readonly #core: LockCore;
+  readonly #grant: Grant;
+  readonly #budget: Budget | undefined;
+  readonly #autoExtend: boolean;
+  readonly #controller = new AbortController();
+  #state: State = "held";
+  #lostError: LockLostError | undefined;
+  #validUntil = 0;
+  #validUntilEpoch = 0;
+  #lead = 0;
+  #abortTimer: ReturnType<typeof setTimeout> | undefined;
+  #extendTimer: ReturnType<typeof setTimeout> | undefined;
+  #extending: Promise<ExtendResult> | undefined;
+  #releasing: Promise<ReleaseResult> | undefined;
+
+  constructor(core: LockCore, grant: Grant, budget: Budget | undefined, autoExtend: boolean) {
+    this.#core = core;
+    this.#grant = grant;
+    this.#budget = budget;
+    this.#autoExtend = autoExtend;
+    this.key = grant.key;
+    this.token = grant.token;
+    this.fence = grant.fence;
+    this.#setValidity(grant.validUntil);
+  }
+
+  get validUntil(): number {
+    return this.#validUntilEpoch;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Record a new validity end; re-arm the abort timer and the next auto-extension. */
+  #setValidity(validUntil: number): void {
+    const now = performance.now();
+    const span = validUntil - now;
+    this.#validUntil = validUntil;
+    this.#validUntilEpoch = Date.now() + span;
+    // Abort early enough for the work to notice and stop: one request timeout, but never more
+    // than a quarter of the validity.
+    this.#lead = Math.max(1, Math.min(this.#grant.timeoutMs, Math.floor(span / 4)));
+    clearTimeout(this.#abortTimer);
+    const validityEnd = validUntil - this.#lead;
+    const deadlineEnd =
+      this.#budget === undefined ? Number.POSITIVE_INFINITY : this.#budget.deadline - this.#lead;
+    const reason = validityEnd <= deadlineEnd ? "validity" : "deadline";
+    this.#abortTimer = setTimeout(
+      () => {
+        const message =
+          reason === "validity"
+            ? "its validity is running out"
+            : "the execution budget's deadline is near";
+        this.#lose(reason, new LockLostError(this.key, message));
+      },
+      Math.max(0, Math.min(validityEnd, deadlineEnd) - now),
+    );
+    unref(this.#abortTimer);
+    if (this.#autoExtend) {
+      // Extend early enough that an attempt timing out still leaves time for a second one before
+      // the abort, but not more often than every third of the validity (nor later than half).
+      const timeout = this.#core.timeoutFor(this.#grant.lease);
+      const roomy = span - this.#lead - 2 * timeout;
+      this.#scheduleExtension(Math.min(span / 2, Math.max(span / 3, roomy)));
+    }
+  }
+
+  #scheduleExtension(delay: number): void {
+    clearTimeout(this.#extendTimer);
+    if (this.#state !== "held") return;
+    // A lock that already lasts past the budget's deadline gains nothing from extending.
+    if (this.#budget !== undefined && this.#validUntil >= this.#budget.deadline) return;
+    this.#extendTimer = setTimeout(() => void this.#autoExtendNow(), Math.max(0, delay));
+    unref(this.#extendTimer);
+  }
+
+  async #autoExtendNow(): Promise<void> {
+    if (this.#state !== "held" || this.#extending !== undefined) return;
+    try {
+      await this.extend();
+    } catch (error) {
+      if (this.#state !== "held") return;
+      const name = (error as Error).name;
+      if (name === "BudgetExhaustedError") return; // the abort timer ends the lock in time
+      // Nodes unavailable: try again while validity remains; the abort timer fires if all fail.
+      const left = this.#validUntil - this.#lead - performance.now();
+      if (left > 0) this.#scheduleExtension(Math.max(1, left / 3));
+    }
+  }
+
+  #lose(reason: "lost" | "validity" | "deadline", error: LockLostError): void {
+    if (this.#state !== "held") return;
+    this.#state = "lost";
+    this.#lostError = error;
+    clearTimeout(this.#abortTimer);
+    clearTimeout(this.#extendTimer);
+    this.#controller.abort(error);
+    this.#core.emit({ type: "lost", key: this.key, reason, outcomes: error.outcomes });
+  }
+
+  async extend(lease?: number): Promise<ExtendResult> {
+    if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)) {
+      throw new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`);
+    }
+    while (this.#extending !== undefined) await this.#extending.catch(() => {});
+    const pending = this.#extendOnce(lease ?? this.#grant.lease);
+    this.#extending = pending;
+    try {
+      return await pending;
+    } finally {
+      if (this.#extending === pending) this.#extending = undefined;
+    }
+  }
+
+  async #extendOnce(lease: number): Promise<ExtendResult> {
+    if (this.#state === "released") throw new LockLostError(this.key, "it was released");
+    if (this.#state === "lost") throw this.#lostError as LockLostError;
+    if (performance.now() >= this.#validUntil) {
+      const error = new LockLostError(this.key, "its validity ended before the extension");
+      this.#lose("validity", error);
+      throw error;
+    }
+    const core = this.#core;
+    const n = core.nodes.length;
+    const budget = this.#budget;
+    const ttl = budget === undefined ? lease : budget.ttl(lease);
+    // Extending needs only time left (not the reserve), N requests, and N more for the release.
+    const shortfall =
+      budget === undefined ? undefined : budgetShortfall(core, budget, ttl, 2 * n, 0);
+    if (shortfall !== undefined) throw shortfall;
+    const { keys, token } = this.#grant;
+    const round = await core.extendRound(keys, token, ttl, core.timeoutFor(ttl), budget);
+    const durationMs = performance.now() - round.startedAt;
+    const { outcomes } = round;
+    if (round.ok && validity(ttl, durationMs, core.options.driftFactor) > 0) {
+      core.emit({ type: "extend", key: this.key, result: "extended", durationMs, outcomes });
+      // The signal aborted while this round ran: the lock stays lost (a signal never un-aborts).
+      const now = this.#state as State; // may have changed while the round ran
+      if (now === "lost") throw this.#lostError as LockLostError;
+      if (now === "held") {
+        this.#setValidity(round.startedAt + ttl - drift(ttl, core.options.driftFactor));
+      }
+      return { validUntil: this.#validUntilEpoch, outcomes };
+    }
+    const gone = outcomes.filter((o) => o.status === "absent" || o.status === "held").length;
+    if (round.ok || gone > n - core.quorum) {
+      core.emit({ type: "extend", key: this.key, result: "lost", durationMs, outcomes });
+      const error = new LockLostError(
+        this.key,
+        round.ok
+          ? "the extension took longer than its TTL"
+          : `expired or taken over on ${gone} of ${n} nodes`,
+        { outcomes },
+      );
+      this.#lose("lost", error);
+      throw error;
+    }
+    core.emit({ type: "extend", key: this.key, result: "unavailable", durationMs, outcomes });
+    const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
+    throw new QuorumError(this.key, `extension failed: ${failed} of ${n} nodes failed`, {
+      outcomes,
+    });
+  }
+
+  release(): Promise<ReleaseResult> {
+    this.#releasing ??= this.#releaseOnce();
+    return this.#releasing;
+  }
+
+  async #releaseOnce(): Promise<ReleaseResult> {
+    this.#state = "released";
+    clearTimeout(this.#abortTimer);
+    clearTimeout(this.#extendTimer);
+    while (this.#extending !== undefined) await this.#extending.catch(() => {});
+    const { keys, token, timeoutMs } = this.#grant;
+    const round = await this.#core.releaseRound(keys, token, timeoutMs, this.#budget);
+    const { outcomes } = round;
+    const status = !round.ok
+      ? "unknown"
+      : outcomes.some((o) => o.status === "ok")
+        ? "released"
+        : "expired";
+    const durationMs = performance.now() - round.startedAt;
+    this.#core.emit({ type: "release", key: this.key, result: status, durationMs, outcomes });
+    return { status, outcomes };
+  }
+}

@@ -1,0 +1,225 @@
+import type { Budget } from "../budget/budget";
+import type { NodeOutcome } from "../errors";
+import type { NodeInput } from "../node/types";
+
+export type { NodeOutcome, NodeStatus } from "../errors";
+export type { NodeCredentials, NodeInput, RedisLike } from "../node/types";
+
+/**
+ * Options of {@link createLocks}. Validated at construction (`ConfigurationError` names the option).
+ *
+ * @example
+ * createLocks({ nodes: [Redis.fromEnv(), { url, token }, { url: url2, token: token2 }], lease: 10_000 })
+ */
+export interface LocksOptions {
+  /**
+   * The independent Redis databases (a Redlock quorum of ⌊N/2⌋+1 when N > 1). The same URL twice
+   * is a configuration error. One node gives a plain single-instance lock.
+   */
+  readonly nodes: readonly NodeInput[];
+  /** Key namespace; lock `k` lives at `${prefix}k`, its fence counter at `${prefix}k:fence`.
+   * @default "lock:" */
+  readonly prefix?: string | undefined;
+  /** Default lease in ms: TTL of one grant = the longest a crashed holder can block others.
+   * @default 10000 */
+  readonly lease?: number | undefined;
+  /** Issue a strictly increasing fence token per key (`lock.fence`).
+   * @default false */
+  readonly fencing?: boolean | undefined;
+  /** Clock drift allowance as a fraction of the TTL, in [0, 0.5).
+   * @default 0.01 */
+  readonly driftFactor?: number | undefined;
+  /** A grant whose remaining validity is below this many ms is refused (and retried).
+   * @default 10 */
+  readonly minValidity?: number | undefined;
+  /** Per-node request timeout in ms.
+   * @default max(250, round(lease × 0.05)) capped at ⌊lease / 3⌋, computed per round from
+   *   the grant's TTL (the lease, or less when a budget shortens it) */
+  readonly requestTimeout?: number | undefined;
+  /** Default `wait` of `acquire` / `using` in ms (0 = one attempt).
+   * @default 0 */
+  readonly wait?: number | undefined;
+  /** Base of the exponential retry backoff in ms.
+   * @default 50 */
+  readonly retryDelay?: number | undefined;
+  /** Upper bound of one retry sleep in ms.
+   * @default 1000 */
+  readonly retryDelayMax?: number | undefined;
+  /** Observability hook; receives events with per-node outcomes and never a token. Exceptions
+   * it throws are ignored. */
+  readonly onEvent?: ((event: LockEvent) => void) | undefined;
+}
+
+/**
+ * Options of one `acquire` / `tryAcquire` / `using` call (validated per call).
+ *
+ * @example
+ * await locks.acquire("invoice:42", { lease: 5_000, wait: 2_000, signal: req.signal, budget: b });
+ */
+export interface AcquireOptions {
+  /** Lease in ms for this lock (default: the `createLocks` lease). */
+  readonly lease?: number | undefined;
+  /** How long to keep retrying while the lock is busy, in ms (default: the `createLocks` wait). */
+  readonly wait?: number | undefined;
+  /** Cancels the wait; the call rejects with `signal.reason`. */
+  readonly signal?: AbortSignal | undefined;
+  /** Execution budget: sizes the TTL, bounds waiting and counts node requests. */
+  readonly budget?: Budget | undefined;
+  /** Extend automatically before the validity runs low, until `release()` or loss.
+   * @default false (true for `using`) */
+  readonly autoExtend?: boolean | undefined;
+}
+
+/**
+ * A held lock. Immutable identity (`key`, `token`, `fence`); `validUntil` moves on extension.
+ *
+ * @example
+ * const lock = await locks.acquire("k");
+ * try { await work({ signal: lock.signal, fence: lock.fence }); } finally { await lock.release(); }
+ */
+export interface Lock {
+  /** The key as given (without prefix). */
+  readonly key: string;
+  /** Random 128-bit owner token (hex). Usable for check-and-set in your storage. */
+  readonly token: string;
+  /** Fence token when `fencing` is on: strictly increasing per key across holders. */
+  readonly fence: number | undefined;
+  /** Epoch ms until which the lock is valid (TTL minus elapsed time and drift). */
+  readonly validUntil: number;
+  /**
+   * Aborts (reason: `LockLostError`) when the lock is lost, shortly before its validity runs out,
+   * or shortly before the budget's deadline. Never aborts because of `release()`.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Extend the lock (compare-and-PEXPIRE on all nodes, needs a majority). TTL:
+   * `min(lease ?? lock lease, remaining budget + margin)`.
+   * @throws {LockLostError} the lock is no longer ours on a majority (or its validity ended)
+   * @throws {QuorumError} too many nodes failed to answer
+   * @throws {BudgetExhaustedError} the budget cannot cover an extension (nodes not called)
+   */
+  extend(lease?: number): Promise<ExtendResult>;
+  /**
+   * Release on all nodes (compare-and-DEL). Stops auto-extension and awaits an in-flight one
+   * first. Never throws; an already-expired lock is reported as `status: "expired"`. Idempotent.
+   */
+  release(): Promise<ReleaseResult>;
+}
+
+/**
+ * Result of `lock.extend()`.
+ *
+ * @example
+ * const { validUntil } = await lock.extend(30_000);
+ */
+export interface ExtendResult {
+  /** New validity end, epoch ms. */
+  readonly validUntil: number;
+  readonly outcomes: readonly NodeOutcome[];
+}
+
+/**
+ * Result of `lock.release()`, e.g. `{ status: "expired", outcomes: [...] }`.
+ * - `"released"`: a majority confirmed our token is gone and at least one node deleted it now.
+ * - `"expired"`: a majority confirmed our token was already gone (expired, or taken over).
+ * - `"unknown"`: too many nodes failed to answer; the remainder expires by its TTL.
+ */
+export interface ReleaseResult {
+  readonly status: "released" | "expired" | "unknown";
+  readonly outcomes: readonly NodeOutcome[];
+}
+
+/**
+ * Result of `locks.inspect(key)`; for operators and the CLI.
+ *
+ * @example
+ * const { held, retryAfter, nodes } = await locks.inspect("invoice:42");
+ */
+export interface InspectResult {
+  readonly key: string;
+  /** A majority of nodes report a holder. */
+  readonly held: boolean;
+  /** When held: ms until a majority of nodes could be free (as `LockBusyError.retryAfter`). */
+  readonly retryAfter: number | undefined;
+  /** Highest fence counter reported (fencing keys only; 0 when none). */
+  readonly fence: number;
+  /** Per node: `"held"` (with `pttl`, −1 = no expiry), `"absent"`, or a failure. */
+  readonly nodes: readonly NodeOutcome[];
+}
+
+/**
+ * Result of `locks.forceRelease(key)`.
+ *
+ * @example
+ * (await locks.forceRelease("stuck")).deleted // 3
+ */
+export interface ForceReleaseResult {
+  /** Nodes on which a key was deleted. */
+  readonly deleted: number;
+  readonly outcomes: readonly NodeOutcome[];
+}
+
+/**
+ * Events for the `onEvent` hook. Never contain a token.
+ * `acquire`: one per round; `extend`/`release`: one per call; `lost`: the lock's signal aborted.
+ *
+ * @example
+ * createLocks({ nodes, onEvent: (e) => metrics.count(`lock.${e.type}`, e.type === "lost" ? e.reason : e.result) });
+ */
+export type LockEvent =
+  | {
+      readonly type: "acquire";
+      readonly key: string;
+      readonly attempt: number;
+      readonly result: "granted" | "busy" | "unavailable" | "invalid";
+      readonly durationMs: number;
+      readonly outcomes: readonly NodeOutcome[];
+    }
+  | {
+      readonly type: "extend";
+      readonly key: string;
+      readonly result: "extended" | "lost" | "unavailable";
+      readonly durationMs: number;
+      readonly outcomes: readonly NodeOutcome[];
+    }
+  | {
+      readonly type: "release";
+      readonly key: string;
+      readonly result: ReleaseResult["status"];
+      readonly durationMs: number;
+      readonly outcomes: readonly NodeOutcome[];
+    }
+  | {
+      readonly type: "lost";
+      readonly key: string;
+      readonly reason: "lost" | "validity" | "deadline";
+      readonly outcomes: readonly NodeOutcome[];
+    };
+
+/**
+ * The lock manager returned by {@link createLocks}.
+ *
+ * @example
+ * const lock = await locks.tryAcquire("report"); if (lock === null) return; // someone else runs it
+ */
+export interface Locks {
+  /**
+   * Acquire `key`, waiting up to `wait` ms while it is busy.
+   * @throws {LockBusyError} still held by someone else after waiting (`retryAfter`)
+   * @throws {QuorumError} too many nodes failed
+   * @throws {BudgetExhaustedError} the budget cannot cover an attempt (nodes not called)
+   * @throws {ConfigurationError} invalid key or option
+   */
+  acquire(key: string, options?: AcquireOptions): Promise<Lock>;
+  /** One attempt; `null` when busy. Other failures throw as in `acquire`. */
+  tryAcquire(key: string, options?: Omit<AcquireOptions, "wait">): Promise<Lock | null>;
+  /**
+   * Acquire with auto-extension, run `fn(lock)`, release in `finally`. `fn`'s own error is never
+   * masked by a release problem (release never throws).
+   */
+  using<T>(key: string, fn: (lock: Lock) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
+  /** Per-node holder presence, PTTL and fence counter of `key` (waits for every node). */
+  inspect(key: string): Promise<InspectResult>;
+  /** Delete `key` on every node regardless of holder (operators only; the holder is not told). */
+  forceRelease(key: string): Promise<ForceReleaseResult>;
+}

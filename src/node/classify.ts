@@ -1,0 +1,71 @@
+import { TransportError } from "../errors";
+
+/** Drop anything that could carry a secret from a client error message. */
+export function sanitize(message: string): string {
+  // @upstash/redis appends ", command was: <JSON body>" to server errors: the body holds our
+  // lock token in ARGV, so cut it off.
+  const cut = message.split(", command was:")[0] ?? message;
+  // A REST token in a query string (`?_token=`) must never reach an error.
+  return cut.replace(/([?&]_token=)[^&\s"']*/gi, "$1***").slice(0, 300);
+}
+
+function nameOf(error: unknown): string {
+  return typeof error === "object" && error !== null && typeof (error as Error).name === "string"
+    ? (error as Error).name
+    : typeof error;
+}
+
+function messageOf(error: unknown): string {
+  if (typeof error === "object" && error !== null && typeof (error as Error).message === "string") {
+    return (error as Error).message;
+  }
+  return String(error);
+}
+
+/** The low-level code (ECONNRESET, UND_ERR_SOCKET, ...) fetch implementations put in `cause`. */
+function codeOf(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  const code = (cause as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/**
+ * Turn whatever a `Redis` call threw into a {@link TransportError} naming the node (index, host),
+ * never the token. `timeoutMs` is set when our own per-request timer fired.
+ */
+export function classify(
+  index: number,
+  host: string,
+  error: unknown,
+  timeoutMs: number | undefined,
+): TransportError {
+  if (timeoutMs !== undefined) {
+    return new TransportError(index, host, "timeout", `no answer within ${timeoutMs} ms`);
+  }
+  if (error instanceof TransportError) {
+    return error;
+  }
+  const name = nameOf(error);
+  const message = sanitize(messageOf(error));
+  if (name === "UpstashJSONParseError") {
+    // Non-JSON body (HTML error page, proxy text): the node is not speaking the REST protocol.
+    return new TransportError(index, host, "reply", message);
+  }
+  if (name === "UpstashError") {
+    // The node answered with an error (HTTP 4xx/5xx with {"error"}, or an inline error). The
+    // original message embeds the command body, so only a sanitized copy goes into `cause`.
+    const cause = new Error(message);
+    cause.name = name;
+    return new TransportError(index, host, "server", message, { cause });
+  }
+  if (name === "TypeError" && message.includes("did not return a result")) {
+    return new TransportError(index, host, "reply", message);
+  }
+  if (name === "TimeoutError") {
+    // A timeout imposed by a user-supplied client's own signal.
+    return new TransportError(index, host, "timeout", message, { cause: error });
+  }
+  const code = codeOf(error);
+  const detail = code === undefined ? message : `${message} (${code})`;
+  return new TransportError(index, host, "network", `${name}: ${detail}`, { cause: error });
+}

@@ -1,0 +1,36 @@
+/**
+ * The smallest slice of an `@upstash/redis` `Redis` instance that edgelock uses: running a Lua
+ * script by SHA-1 and by source. Any `Redis` from `@upstash/redis` (Node, Cloudflare or Fastly
+ * entry, `Redis.fromEnv()`) satisfies it.
+ *
+ * @example
+ * createLocks({ nodes: [Redis.fromEnv()] });
+ */
+export interface RedisLike {
+  eval(script: string, keys: string[], args: string[]): Promise<unknown>;
+  evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown>;
+}
+
+/**
+ * REST credentials of one node; edgelock builds a lock-suited client from them.
+ *
+ * @example
+ * { url: env.UPSTASH_EU_URL, token: env.UPSTASH_EU_TOKEN }
+ */
+export interface NodeCredentials {
+  /** REST URL, e.g. `https://eu1-x.upstash.io` (http allowed for local development). */
+  readonly url: string;
+  /** REST token (sent as `Authorization: Bearer`; never logged or put in errors). */
+  readonly token: string;
+}
+
+/**
+ * One entry of the `nodes` option: a `Redis` instance you built (`Redis.fromEnv()`; its own retry
+ * and auto-pipelining settings then apply, and edgelock imposes its timeout by racing), or
+ * `{ url, token }` (edgelock builds a client with one attempt per request, no auto-pipelining and
+ * an aborting per-request timeout).
+ *
+ * @example
+ * const nodes: NodeInput[] = [Redis.fromEnv(), { url: url2, token: token2 }, { url: url3, token: token3 }];
+ */
+export type NodeInput = RedisLike | NodeCredentials;

@@ -1,0 +1,278 @@
+import type { Budget } from "./budget/budget";
+import { ConfigurationError } from "./errors";
+import type { AcquireOptions, LockEvent, LocksOptions } from "./lock/types";
+import { createNode } from "./node/create";
+import type { RestNode } from "./node/node";
+import { bestValidity, quorumOf } from "./quorum/validity";
+
+/**
+ * Defaults of {@link LocksOptions} (frozen). `requestTimeout` has no constant default: it is
+ * derived per round from the grant's TTL (the lease, or less when a budget shortens it):
+ * `max(250, round(ttl × 0.05))`, at most `⌊ttl / 3⌋`.
+ *
+ * @example
+ * createLocks({ nodes, lease: DEFAULTS.lease * 3 });
+ */
+export const DEFAULTS = Object.freeze({
+  /** @default "lock:" */
+  prefix: "lock:",
+  /** @default 10000 */
+  lease: 10_000,
+  /** @default false */
+  fencing: false,
+  /** @default 0.01 */
+  driftFactor: 0.01,
+  /** @default 10 */
+  minValidity: 10,
+  /** @default 0 */
+  wait: 0,
+  /** @default 50 */
+  retryDelay: 50,
+  /** @default 1000 */
+  retryDelayMax: 1_000,
+});
+
+/** Longest accepted `prefix`, in UTF-8 bytes. */
+export const MAX_PREFIX_BYTES = 256;
+/** Longest accepted key, in UTF-8 bytes. */
+export const MAX_KEY_BYTES = 1_024;
+/** Suffix of the fence counter key (`${prefix}${key}:fence`); reserved when fencing is on. */
+export const FENCE_SUFFIX = ":fence";
+
+/** {@link LocksOptions} after validation, with the nodes built. */
+export interface ResolvedOptions {
+  readonly nodes: readonly RestNode[];
+  readonly quorum: number;
+  readonly prefix: string;
+  readonly lease: number;
+  readonly fencing: boolean;
+  readonly driftFactor: number;
+  readonly minValidity: number;
+  readonly requestTimeout: number | undefined;
+  readonly wait: number;
+  readonly retryDelay: number;
+  readonly retryDelayMax: number;
+  readonly onEvent: ((event: LockEvent) => void) | undefined;
+}
+
+const KNOWN = new Set<string>([
+  "nodes",
+  "prefix",
+  "lease",
+  "fencing",
+  "driftFactor",
+  "minValidity",
+  "requestTimeout",
+  "wait",
+  "retryDelay",
+  "retryDelayMax",
+  "onEvent",
+]);
+
+const bytes = (s: string): number => new TextEncoder().encode(s).length;
+
+function positiveInt(option: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
+    throw new ConfigurationError(option, `expected a positive integer (ms), got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Longest lease: timers (validity, auto-extension) cannot be armed further out than 2^31−1 ms. */
+export const MAX_LEASE = 2_147_483_647;
+
+function lease(value: unknown): number {
+  const ms = positiveInt("lease", value);
+  if (ms > MAX_LEASE) throw new ConfigurationError("lease", `longer than ${MAX_LEASE} ms`);
+  return ms;
+}
+
+function nonNegativeInt(option: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new ConfigurationError(option, `expected an integer >= 0 (ms), got ${String(value)}`);
+  }
+  return value;
+}
+
+function buildNodes(nodes: unknown): RestNode[] {
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw new ConfigurationError("nodes", "expected a non-empty array of nodes");
+  }
+  const seenUrls = new Map<string, number>();
+  const seenObjects = new Map<unknown, number>();
+  return nodes.map((input: unknown, index) => {
+    const earlierObject = seenObjects.get(input);
+    if (earlierObject !== undefined) {
+      throw new ConfigurationError(
+        `nodes[${index}]`,
+        `the same node as nodes[${earlierObject}]; quorum nodes must be independent`,
+      );
+    }
+    seenObjects.set(input, index);
+    const { node, url } = createNode(input, index);
+    if (url !== undefined) {
+      const earlier = seenUrls.get(url);
+      if (earlier !== undefined) {
+        throw new ConfigurationError(
+          `nodes[${index}]`,
+          `same URL as nodes[${earlier}] (${node.host}); quorum nodes must be independent`,
+        );
+      }
+      seenUrls.set(url, index);
+    }
+    return node;
+  });
+}
+
+/**
+ * Validate {@link LocksOptions} and build the nodes.
+ *
+ * @throws {ConfigurationError} naming the option (`nodes[2]`, `lease`, `driftFactor`, ...)
+ * @example
+ * const resolved = resolveOptions({ nodes: [{ url, token }], lease: 5_000 });
+ */
+export function resolveOptions(options: LocksOptions): ResolvedOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new ConfigurationError("options", "expected an object with at least `nodes`");
+  }
+  for (const name of Object.keys(options)) {
+    if (!KNOWN.has(name)) throw new ConfigurationError(name, "unknown option");
+  }
+  const prefix = options.prefix ?? DEFAULTS.prefix;
+  if (typeof prefix !== "string" || prefix.length === 0) {
+    throw new ConfigurationError("prefix", "expected a non-empty string");
+  }
+  if (bytes(prefix) > MAX_PREFIX_BYTES) {
+    throw new ConfigurationError("prefix", `longer than ${MAX_PREFIX_BYTES} bytes`);
+  }
+  const leaseMs = lease(options.lease ?? DEFAULTS.lease);
+  const fencing = options.fencing ?? DEFAULTS.fencing;
+  if (typeof fencing !== "boolean") {
+    throw new ConfigurationError("fencing", `expected a boolean, got ${String(fencing)}`);
+  }
+  const driftFactor = options.driftFactor ?? DEFAULTS.driftFactor;
+  if (typeof driftFactor !== "number" || !(driftFactor >= 0 && driftFactor < 0.5)) {
+    throw new ConfigurationError(
+      "driftFactor",
+      `expected a number in [0, 0.5), got ${driftFactor}`,
+    );
+  }
+  const minValidity = nonNegativeInt("minValidity", options.minValidity ?? DEFAULTS.minValidity);
+  if (bestValidity(leaseMs, driftFactor) < Math.max(1, minValidity)) {
+    throw new ConfigurationError("lease", "too short: no grant could reach minValidity");
+  }
+  const requestTimeout =
+    options.requestTimeout === undefined
+      ? undefined
+      : positiveInt("requestTimeout", options.requestTimeout);
+  const wait = nonNegativeInt("wait", options.wait ?? DEFAULTS.wait);
+  const retryDelay = positiveInt("retryDelay", options.retryDelay ?? DEFAULTS.retryDelay);
+  const retryDelayMax = positiveInt(
+    "retryDelayMax",
+    options.retryDelayMax ?? DEFAULTS.retryDelayMax,
+  );
+  if (retryDelayMax < retryDelay) {
+    throw new ConfigurationError("retryDelayMax", "must be >= retryDelay");
+  }
+  const { onEvent } = options;
+  if (onEvent !== undefined && typeof onEvent !== "function") {
+    throw new ConfigurationError("onEvent", "expected a function");
+  }
+  const nodes = buildNodes(options.nodes);
+  return {
+    nodes,
+    quorum: quorumOf(nodes.length),
+    prefix,
+    lease: leaseMs,
+    fencing,
+    driftFactor,
+    minValidity,
+    requestTimeout,
+    wait,
+    retryDelay,
+    retryDelayMax,
+    onEvent,
+  };
+}
+
+/**
+ * Validate a lock key.
+ *
+ * @throws {ConfigurationError} `key` empty, not a string, too long, or ending in `:fence` while
+ *   fencing is on (that suffix names fence counters)
+ */
+export function checkKey(key: unknown, fencing: boolean): string {
+  if (typeof key !== "string" || key.length === 0) {
+    throw new ConfigurationError("key", "expected a non-empty string");
+  }
+  if (bytes(key) > MAX_KEY_BYTES) {
+    throw new ConfigurationError("key", `longer than ${MAX_KEY_BYTES} bytes`);
+  }
+  if (fencing && key.endsWith(FENCE_SUFFIX)) {
+    throw new ConfigurationError("key", `must not end with "${FENCE_SUFFIX}" when fencing is on`);
+  }
+  return key;
+}
+
+/** Per-call options after validation and defaults. */
+export interface ResolvedCall {
+  readonly lease: number;
+  readonly wait: number;
+  readonly signal: AbortSignal | undefined;
+  readonly budget: Budget | undefined;
+  readonly autoExtend: boolean;
+}
+
+function isBudget(value: unknown): value is Budget {
+  const b = value as Partial<Record<keyof Budget, unknown>> | null;
+  return (
+    typeof b === "object" &&
+    b !== null &&
+    typeof b.remaining === "function" &&
+    typeof b.remainingSubrequests === "function" &&
+    typeof b.charge === "function" &&
+    typeof b.ttl === "function"
+  );
+}
+
+function isSignal(value: unknown): value is AbortSignal {
+  const s = value as Partial<AbortSignal> | null;
+  return (
+    typeof s === "object" &&
+    s !== null &&
+    typeof s.aborted === "boolean" &&
+    typeof s.addEventListener === "function"
+  );
+}
+
+/**
+ * Validate the options of one `acquire` / `tryAcquire` / `using` call.
+ *
+ * @throws {ConfigurationError} naming the option (`lease`, `wait`, `signal`, `budget`, `autoExtend`)
+ */
+export function resolveCall(
+  resolved: ResolvedOptions,
+  options: AcquireOptions | undefined,
+  autoExtendDefault: boolean,
+): ResolvedCall {
+  const o = options ?? {};
+  if (typeof o !== "object" || o === null) {
+    throw new ConfigurationError("options", "expected an object");
+  }
+  const leaseMs = lease(o.lease ?? resolved.lease);
+  if (bestValidity(leaseMs, resolved.driftFactor) < Math.max(1, resolved.minValidity)) {
+    throw new ConfigurationError("lease", "too short: no grant could reach minValidity");
+  }
+  const wait = nonNegativeInt("wait", o.wait ?? resolved.wait);
+  if (o.signal !== undefined && !isSignal(o.signal)) {
+    throw new ConfigurationError("signal", "expected an AbortSignal");
+  }
+  if (o.budget !== undefined && !isBudget(o.budget)) {
+    throw new ConfigurationError("budget", "expected a Budget from the `budget` factories");
+  }
+  const autoExtend = o.autoExtend ?? autoExtendDefault;
+  if (typeof autoExtend !== "boolean") {
+    throw new ConfigurationError("autoExtend", `expected a boolean, got ${String(autoExtend)}`);
+  }
+  return { lease: leaseMs, wait, signal: o.signal, budget: o.budget, autoExtend };
+}

@@ -1,0 +1,93 @@
+import type { Budget } from "../budget/budget";
+import { TransportError } from "../errors";
+import type { RestNode } from "../node/node";
+import type { Script } from "./scripts";
+
+/** Options of {@link evalScript}. */
+export interface EvalOptions {
+  /** Time for the whole call on this node, fallback and retry included, in ms. */
+  readonly timeoutMs: number;
+  /** Charged 1 per HTTP request. */
+  readonly budget?: Budget | undefined;
+  /**
+   * Node requests to leave in the budget's allowance: a retry after a network failure is only
+   * sent while more than this many remain (the NOSCRIPT fallback is always sent).
+   */
+  readonly spare?: number;
+  /** Called before a request is re-sent after a network failure (the first may have run). */
+  readonly onRetry?: () => void;
+}
+
+const NOSCRIPT = /noscript/i;
+
+function describe(reply: unknown): string {
+  if (Array.isArray(reply)) return `an array of ${reply.length}`;
+  return reply === null ? "null" : `a ${typeof reply}`;
+}
+
+/**
+ * Run `script` on one node: EVALSHA, and on a NOSCRIPT reply (matched case-insensitively: Redis
+ * and Valkey word it differently) one EVAL with the source. The first call per node and script
+ * goes straight to EVAL, which also loads the script, so a cold node costs one request, not two.
+ *
+ * All edgelock scripts are idempotent for a given token (a re-run acquire finds its own token), so
+ * a request that failed at the network level (connection reset or refused, before or after the
+ * command ran) is sent once more while time and budget allow. Timeouts are not retried.
+ *
+ * The reply's shape is checked; anything else is a `TransportError` of kind `"reply"`.
+ *
+ * @throws {TransportError} naming the node by index and host
+ * @example
+ * const reply = await evalScript(node, RELEASE, [key, fenceKey], [token], { timeoutMs: 500 });
+ */
+export async function evalScript<T>(
+  node: RestNode,
+  script: Script<T>,
+  keys: string[],
+  args: string[],
+  options: EvalOptions,
+): Promise<T> {
+  const { budget, spare = 0 } = options;
+  const deadline = performance.now() + options.timeoutMs;
+  let fellBack = false;
+  let retried = false;
+  for (;;) {
+    const useEval = !node.knownScripts.has(script.sha1);
+    const timeLeft = Math.max(1, Math.round(deadline - performance.now()));
+    budget?.charge(1);
+    try {
+      const reply = await node.send(
+        (redis) =>
+          useEval ? redis.eval(script.lua, keys, args) : redis.evalsha(script.sha1, keys, args),
+        timeLeft,
+      );
+      node.knownScripts.add(script.sha1);
+      const parsed = script.parse(reply);
+      if (parsed === undefined) {
+        throw new TransportError(
+          node.index,
+          node.host,
+          "reply",
+          `unexpected reply to the ${script.name} script: ${describe(reply)}`,
+        );
+      }
+      return parsed;
+    } catch (error) {
+      if (!(error instanceof TransportError) || error.kind === "reply") throw error;
+      if (!useEval && !fellBack && error.kind === "server" && NOSCRIPT.test(error.message)) {
+        // The node lost its script cache (restart, SCRIPT FLUSH): send the source once.
+        node.knownScripts.delete(script.sha1);
+        fellBack = true;
+        continue;
+      }
+      const mayRetry =
+        error.kind === "network" &&
+        !retried &&
+        deadline - performance.now() > 1 &&
+        (budget === undefined || budget.remainingSubrequests() > spare);
+      if (!mayRetry) throw error;
+      retried = true;
+      options.onRetry?.();
+    }
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * The Lua scripts (acquire, extend, release, fence raise, inspect, force release), their SHA-1
+ * literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL path.
+ *
+ * @module
+ */
+export { type EvalOptions, evalScript } from "./eval";
+export {
+  ACQUIRE,
+  type AcquireReply,
+  type CasReply,
+  EXTEND,
+  FENCE_RAISE,
+  FORCE_RELEASE,
+  INSPECT,
+  type InspectReply,
+  RELEASE,
+  SCRIPTS,
+  type Script,
+} from "./scripts";

@@ -1,0 +1,102 @@
+/**
+ * Lua source of every script edgelock runs. All durations are milliseconds (PX, PEXPIRE, PTTL).
+ * Every script takes KEYS[1] = lock key and KEYS[2] = fence counter key, and returns integers only
+ * (so no client-side deserialization or base64 decoding can alter a reply).
+ *
+ * The SHA-1 of each source is a literal in `scripts.ts`; changing a byte here changes the hash,
+ * which the unit test (WebCrypto) and the integration test (SCRIPT LOAD) catch.
+ *
+ * @module
+ */
+
+/**
+ * Acquire. ARGV[1] = token, ARGV[2] = ttl ms, ARGV[3] = "1" to issue a fence.
+ * Returns {1, fence} when granted (fence 0 without fencing), {0, pttl} when held by another.
+ */
+export const ACQUIRE_LUA = `-- edgelock acquire
+local current = redis.call("GET", KEYS[1])
+if current == false then
+  -- free: take it with our token and a TTL in ms
+  redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
+  local fence = 0
+  if ARGV[3] == "1" then
+    fence = redis.call("INCR", KEYS[2])
+  end
+  return {1, fence}
+end
+if current == ARGV[1] then
+  -- already ours (a retried request): refresh the TTL, never count a second fence
+  redis.call("PEXPIRE", KEYS[1], ARGV[2])
+  local fence = 0
+  if ARGV[3] == "1" then
+    fence = tonumber(redis.call("GET", KEYS[2]) or "0")
+  end
+  return {1, fence}
+end
+-- held by someone else: report how long their grant still runs
+return {0, redis.call("PTTL", KEYS[1])}
+`;
+
+/**
+ * Extend. ARGV[1] = token, ARGV[2] = ttl ms.
+ * Returns 1 extended, 0 expired/absent (never resurrected), -1 held by someone else.
+ */
+export const EXTEND_LUA = `-- edgelock extend
+local current = redis.call("GET", KEYS[1])
+if current == ARGV[1] then
+  redis.call("PEXPIRE", KEYS[1], ARGV[2])
+  return 1
+end
+if current == false then
+  -- expired: do not bring it back
+  return 0
+end
+return -1
+`;
+
+/**
+ * Release. ARGV[1] = token.
+ * Returns 1 deleted, 0 expired/absent, -1 held by someone else (left alone).
+ */
+export const RELEASE_LUA = `-- edgelock release
+local current = redis.call("GET", KEYS[1])
+if current == ARGV[1] then
+  redis.call("DEL", KEYS[1])
+  return 1
+end
+if current == false then
+  return 0
+end
+return -1
+`;
+
+/**
+ * Fence raise. ARGV[1] = fence. Raises the counter to at least ARGV[1] (a max, so it is
+ * idempotent and never lowers a counter). Returns the counter afterwards.
+ */
+export const FENCE_RAISE_LUA = `-- edgelock fence raise
+local target = tonumber(ARGV[1])
+local counter = tonumber(redis.call("GET", KEYS[2]) or "0")
+if counter < target then
+  redis.call("SET", KEYS[2], ARGV[1])
+  counter = target
+end
+return counter
+`;
+
+/**
+ * Inspect (read only). Returns {pttl, fence}: pttl -2 = absent, -1 = no expiry.
+ */
+export const INSPECT_LUA = `-- edgelock inspect
+local pttl = redis.call("PTTL", KEYS[1])
+local fence = tonumber(redis.call("GET", KEYS[2]) or "0")
+return {pttl, fence}
+`;
+
+/**
+ * Force release: delete the lock key whoever holds it (the fence counter stays).
+ * Returns the number of keys deleted (0 or 1).
+ */
+export const FORCE_RELEASE_LUA = `-- edgelock force release
+return redis.call("DEL", KEYS[1])
+`;

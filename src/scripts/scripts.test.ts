@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { ACQUIRE, EXTEND, FENCE_RAISE, FORCE_RELEASE, INSPECT, RELEASE, SCRIPTS } from "./scripts";
+
+async function sha1(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+describe("scripts", () => {
+  it.each(SCRIPTS.map((s) => [s.name, s] as const))(
+    "%s: SHA-1 literal matches WebCrypto",
+    async (_, script) => {
+      expect(script.sha1).toBe(await sha1(script.lua));
+    },
+  );
+
+  it("every script has a distinct SHA and uses milliseconds only", () => {
+    expect(new Set(SCRIPTS.map((s) => s.sha1)).size).toBe(SCRIPTS.length);
+    for (const script of SCRIPTS) {
+      expect(script.lua).not.toMatch(/"(EX|EXPIRE|TTL)"/);
+      expect(script.lua.startsWith("-- edgelock")).toBe(true);
+    }
+  });
+
+  it("acquire reply shapes", () => {
+    expect(ACQUIRE.parse([1, 0])).toEqual({ granted: true, fence: 0 });
+    expect(ACQUIRE.parse([1, 7])).toEqual({ granted: true, fence: 7 });
+    expect(ACQUIRE.parse([0, 5300])).toEqual({ granted: false, pttl: 5300 });
+    expect(ACQUIRE.parse([0, -1])).toEqual({ granted: false, pttl: -1 });
+    for (const bad of [
+      null,
+      "OK",
+      1,
+      [1],
+      [1, 2, 3],
+      ["1", "0"],
+      [2, 0],
+      [1, -1],
+      [0, -3],
+      [1, 0.5],
+      {},
+    ]) {
+      expect(ACQUIRE.parse(bad)).toBeUndefined();
+    }
+  });
+
+  it("compare-and-set reply codes", () => {
+    for (const script of [EXTEND, RELEASE]) {
+      expect(script.parse(1)).toBe(1);
+      expect(script.parse(0)).toBe(0);
+      expect(script.parse(-1)).toBe(-1);
+      for (const bad of [2, "1", null, [1], true, undefined])
+        expect(script.parse(bad)).toBeUndefined();
+    }
+  });
+
+  it("fence raise, inspect and force release shapes", () => {
+    expect(FENCE_RAISE.parse(12)).toBe(12);
+    expect(FENCE_RAISE.parse(-1)).toBeUndefined();
+    expect(FENCE_RAISE.parse("12")).toBeUndefined();
+    expect(INSPECT.parse([-2, 0])).toEqual({ pttl: -2, fence: 0 });
+    expect(INSPECT.parse([1500, 4])).toEqual({ pttl: 1500, fence: 4 });
+    expect(INSPECT.parse([-3, 0])).toBeUndefined();
+    expect(FORCE_RELEASE.parse(1)).toBe(1);
+    expect(FORCE_RELEASE.parse(2)).toBeUndefined();
+  });
+});

@@ -1,0 +1,116 @@
+import {
+  ACQUIRE_LUA,
+  EXTEND_LUA,
+  FENCE_RAISE_LUA,
+  FORCE_RELEASE_LUA,
+  INSPECT_LUA,
+  RELEASE_LUA,
+} from "./lua";
+
+/**
+ * A Lua script with its SHA-1 (lower-case hex of the UTF-8 source) and a reply-shape check.
+ * `parse` returns `undefined` for a reply of the wrong shape.
+ */
+export interface Script<T> {
+  readonly name: string;
+  readonly lua: string;
+  readonly sha1: string;
+  readonly parse: (reply: unknown) => T | undefined;
+}
+
+const isInt = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value);
+
+/** A reply that is an array of exactly `length` safe integers. */
+function intArray(reply: unknown, length: number): number[] | undefined {
+  return Array.isArray(reply) && reply.length === length && reply.every(isInt)
+    ? (reply as number[])
+    : undefined;
+}
+
+/** Acquire reply: `granted` with `fence` (0 without fencing), or held with the holder's `pttl`. */
+export type AcquireReply =
+  | { readonly granted: true; readonly fence: number }
+  | { readonly granted: false; readonly pttl: number };
+
+/** Extend / release reply: 1 done, 0 expired or absent, -1 held by someone else. */
+export type CasReply = 1 | 0 | -1;
+
+/** Inspect reply: `pttl` (-2 absent, -1 no expiry) and the fence counter. */
+export interface InspectReply {
+  readonly pttl: number;
+  readonly fence: number;
+}
+
+const casCode = (reply: unknown): CasReply | undefined =>
+  reply === 1 || reply === 0 || reply === -1 ? reply : undefined;
+
+/** See `ACQUIRE_LUA`. */
+export const ACQUIRE: Script<AcquireReply> = {
+  name: "acquire",
+  lua: ACQUIRE_LUA,
+  sha1: "07a34a5fdb033af24f1f44f210876dbbaf3cd984",
+  parse(reply) {
+    const pair = intArray(reply, 2);
+    if (pair === undefined) return undefined;
+    const [flag, value] = pair as [number, number];
+    if (flag === 1 && value >= 0) return { granted: true, fence: value };
+    if (flag === 0 && value >= -2) return { granted: false, pttl: value };
+    return undefined;
+  },
+};
+
+/** See `EXTEND_LUA`. */
+export const EXTEND: Script<CasReply> = {
+  name: "extend",
+  lua: EXTEND_LUA,
+  sha1: "6cf69f4b5d0d668c2fda706f74ecfbac580b7768",
+  parse: casCode,
+};
+
+/** See `RELEASE_LUA`. */
+export const RELEASE: Script<CasReply> = {
+  name: "release",
+  lua: RELEASE_LUA,
+  sha1: "41a0b8f2558793212dfce5bacedb9f17547565bb",
+  parse: casCode,
+};
+
+/** See `FENCE_RAISE_LUA`; the reply is the counter after the raise. */
+export const FENCE_RAISE: Script<number> = {
+  name: "fence-raise",
+  lua: FENCE_RAISE_LUA,
+  sha1: "31cdc336f2f93e8840286aa818b0d07a2016412c",
+  parse: (reply) => (isInt(reply) && reply >= 0 ? reply : undefined),
+};
+
+/** See `INSPECT_LUA`. */
+export const INSPECT: Script<InspectReply> = {
+  name: "inspect",
+  lua: INSPECT_LUA,
+  sha1: "6842f75160763f04a710653f68f46008c95b4633",
+  parse(reply) {
+    const pair = intArray(reply, 2);
+    if (pair === undefined) return undefined;
+    const [pttl, fence] = pair as [number, number];
+    return pttl >= -2 && fence >= 0 ? { pttl, fence } : undefined;
+  },
+};
+
+/** See `FORCE_RELEASE_LUA`; the reply is the number of deleted keys. */
+export const FORCE_RELEASE: Script<number> = {
+  name: "force-release",
+  lua: FORCE_RELEASE_LUA,
+  sha1: "64e1fd9dfc9002be137bb6a90e8fd15e08e77823",
+  parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
+};
+
+/** Every script, for the hash tests. */
+export const SCRIPTS: readonly Script<unknown>[] = [
+  ACQUIRE,
+  EXTEND,
+  RELEASE,
+  FENCE_RAISE,
+  INSPECT,
+  FORCE_RELEASE,
+];

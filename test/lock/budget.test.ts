@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import {
+  BudgetExhaustedError,
+  isBudgetExhaustedError,
+  isLockBusyError,
+  LockLostError,
+} from "../../src/errors";
+import { budget, createLocks } from "../../src/index";
+import { useDevCluster } from "../support/dev-cluster";
+import { pttlBack, requests, resetCluster, uniquePrefix } from "./helpers";
+
+const dev = useDevCluster({ nodes: 3 });
+const TOLERANCE = 150; // ms between sizing the TTL and reading PTTL back
+
+describe("execution budget", () => {
+  it.each([
+    ["budget shorter than the lease", 3_000, 500, 10_000, 3_500],
+    ["lease shorter than the budget", 10_000, 1_000, 2_000, 2_000],
+  ])(
+    "%s: PTTL read back = min(lease, remaining + margin)",
+    async (_, within, margin, lease, expected) => {
+      const prefix = uniquePrefix("ttl");
+      const locks = createLocks({ nodes: dev.cluster.nodes, prefix, lease });
+      const b = budget.within(within, { margin });
+      const lock = await locks.acquire("k", { budget: b });
+      for (const pttl of await pttlBack(dev, 3, `${prefix}k`)) {
+        expect(pttl).toBeLessThanOrEqual(expected);
+        expect(pttl).toBeGreaterThan(expected - TOLERANCE);
+      }
+      await lock.release();
+    },
+  );
+
+  it("extensions are sized the same way; a Lambda context works", async () => {
+    const prefix = uniquePrefix("lambda");
+    const locks = createLocks({ nodes: dev.cluster.nodes, prefix, lease: 60_000 });
+    const b = budget.lambda({ getRemainingTimeInMillis: () => 2_000 });
+    const lock = await locks.acquire("k", { budget: b });
+    await new Promise((r) => setTimeout(r, 300));
+    await lock.extend();
+    const expected = b.remaining() + b.margin;
+    for (const pttl of await pttlBack(dev, 3, `${prefix}k`)) {
+      expect(Math.abs(pttl - expected)).toBeLessThan(TOLERANCE);
+    }
+    await lock.release();
+  });
+
+  it.each([
+    ["no time left", () => budget.within(0)],
+    ["time left is reserved for the work", () => budget.within(2_000, { reserve: 2_500 })],
+    ["deadline in the past", () => budget.until(Date.now() - 1)],
+    ["fewer than 2N subrequests", () => budget.within(5_000, { subrequests: 5 })],
+  ])("%s → BudgetExhaustedError with zero endpoint requests", async (_, make) => {
+    const { cluster } = dev;
+    const locks = createLocks({ nodes: cluster.nodes, prefix: uniquePrefix("exhausted") });
+    resetCluster(cluster);
+    const b = make();
+    await expect(locks.acquire("k", { budget: b })).rejects.toBeInstanceOf(BudgetExhaustedError);
+    await expect(locks.tryAcquire("k", { budget: b })).rejects.toBeInstanceOf(BudgetExhaustedError);
+    expect(requests(cluster)).toBe(0);
+    expect(b.spent).toBe(0);
+  });
+
+  it("fencing on N > 1 needs 3N subrequests", async () => {
+    const { cluster } = dev;
+    const locks = createLocks({ nodes: cluster.nodes, prefix: uniquePrefix("f"), fencing: true });
+    resetCluster(cluster);
+    const short = budget.within(5_000, { subrequests: 8 });
+    await expect(locks.acquire("k", { budget: short })).rejects.toBeInstanceOf(
+      BudgetExhaustedError,
+    );
+    expect(requests(cluster)).toBe(0);
+    const enough = budget.within(5_000, { subrequests: 9 });
+    const lock = await locks.acquire("k", { budget: enough });
+    await lock.release();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(enough.spent).toBe(9);
+    expect(requests(cluster)).toBe(9);
+  });
+
+  it("the subrequest allowance is respected under contention", async () => {
+    const { cluster } = dev;
+    const prefix = uniquePrefix("allowance");
+    const locks = createLocks({ nodes: cluster.nodes, prefix, retryDelayMax: 100 });
+    const holder = await locks.acquire("k");
+    resetCluster(cluster);
+    const b = budget.within(10_000, { subrequests: 20 });
+    const error = await locks.acquire("k", { budget: b, wait: 10_000 }).catch((e: unknown) => e);
+    expect(isLockBusyError(error)).toBe(true);
+    expect(isBudgetExhaustedError((error as Error).cause)).toBe(true);
+    const used = requests(cluster);
+    console.log(`waiter used ${used} of 20 subrequests; budget charged ${b.spent}`);
+    expect(used).toBe(b.spent);
+    expect(used).toBeLessThanOrEqual(20 - cluster.nodes.length); // N left for a release
+    await holder.release();
+  });
+
+  it("lock.signal aborts before the budget's deadline", async () => {
+    const locks = createLocks({ nodes: dev.cluster.nodes, prefix: uniquePrefix("deadline") });
+    const b = budget.within(600, { margin: 300 });
+    const lock = await locks.acquire("k", { budget: b, autoExtend: true });
+    const abortedAt = await new Promise<number>((resolve) =>
+      lock.signal.addEventListener("abort", () => resolve(Date.now())),
+    );
+    expect(abortedAt).toBeLessThan(b.deadlineEpoch);
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    expect((await lock.release()).status).toBe("released");
+  });
+});

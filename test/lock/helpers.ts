@@ -1,0 +1,60 @@
+/**
+ * Helpers for the lock integration tests: unique prefixes, reading keys back from every node's
+ * redis-server directly (not through the REST endpoint), counting endpoint requests, medians.
+ *
+ * @module
+ */
+import type { DevCluster } from "../../src/dev/index";
+import type { DevClusterFixture } from "../support/dev-cluster";
+
+/** A key prefix no other test uses. */
+export const uniquePrefix = (name: string): string => `t:${name}:${crypto.randomUUID()}:`;
+
+/** Raw value of `key` on nodes 0..n-1, read with ioredis. */
+export function readBack(
+  dev: DevClusterFixture,
+  n: number,
+  key: string,
+): Promise<(string | null)[]> {
+  return Promise.all(Array.from({ length: n }, (_, i) => dev.direct(i).get(key)));
+}
+
+/** PTTL of `key` on nodes 0..n-1 (-2 absent, -1 no expiry). */
+export function pttlBack(dev: DevClusterFixture, n: number, key: string): Promise<number[]> {
+  return Promise.all(Array.from({ length: n }, (_, i) => dev.direct(i).pttl(key)));
+}
+
+/** HTTP requests served by nodes 0..n-1 since their last reset. */
+export function requests(cluster: DevCluster, n = cluster.controls.length): number {
+  return cluster.controls.slice(0, n).reduce((sum, c) => sum + c.stats().requests, 0);
+}
+
+/** Clear faults and statistics on every node (resume paused ones). */
+export function resetCluster(cluster: DevCluster): void {
+  for (const control of cluster.controls) {
+    control.clearFaults();
+    control.resetStats();
+  }
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Wait until `check()` is true (polling), or fail after `ms`. */
+export async function eventually(
+  check: () => Promise<boolean> | boolean,
+  ms = 5_000,
+): Promise<void> {
+  const until = performance.now() + ms;
+  while (!(await check())) {
+    if (performance.now() > until) throw new Error("condition not met in time");
+    await sleep(10);
+  }
+}
