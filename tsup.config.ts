@@ -6,6 +6,9 @@ export default defineConfig([
   {
     entry: {
       index: "src/index.ts",
+      "hono/index": "src/adapters/hono/index.ts",
+      "lambda/index": "src/adapters/lambda/index.ts",
+      "workers/index": "src/adapters/workers/index.ts",
       "dev/index": "src/dev/index.ts",
     },
     format: ["esm", "cjs"],

@@ -1,3 +1,4 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -9,6 +10,25 @@ export default defineConfig({
           environment: "node",
           include: ["src/**/*.test.ts", "test/**/*.test.ts"],
           exclude: ["test/workers/**", "node_modules/**"],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        // Tests that run inside workerd against functions/worker.ts (wrangler.toml). The global
+        // setup runs in Node: it starts a dev cluster and provides its nodes to the bindings.
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { EDGELOCK_NODES: JSON.stringify(inject("devNodes")) } },
+          })),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/workers/**/*.test.ts"],
+          globalSetup: ["./test/workers/global-setup.ts"],
+          // One cluster for all files: faults and request counts must not leak between files.
+          fileParallelism: false,
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },

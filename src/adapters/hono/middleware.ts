@@ -1,0 +1,225 @@
+import type { Context, Env, ExecutionContext, MiddlewareHandler } from "hono";
+import { type Budget, budget as budgets, type LambdaContextLike } from "../../budget";
+import {
+  type BudgetExhaustedError,
+  ConfigurationError,
+  isBudgetExhaustedError,
+  isLockBusyError,
+  isQuorumError,
+  type LockBusyError,
+  type QuorumError,
+} from "../../errors";
+import type { Lock, Locks } from "../../lock";
+import { busyResponse, unavailableResponse } from "./problem";
+
+/** Variables the middleware sets: `c.var.lock` is the held {@link Lock}. */
+export type LockVariables = { lock: Lock };
+
+/** The middleware's Hono env: the caller's env (if typed) plus {@link LockVariables}. */
+export type LockEnv<E extends Env> = 0 extends 1 & E
+  ? { Variables: LockVariables }
+  : E & { Variables: LockVariables };
+
+/** Options of {@link lock}. Validated when the middleware is built. */
+// biome-ignore lint/suspicious/noExplicitAny: as hono's createMiddleware: untyped apps get `any` env
+export interface LockOptions<E extends Env = any> {
+  /**
+   * The lock manager, or a function of the context returning one (Worker secrets arrive with each
+   * request). The function runs on every request: cache the result per `c.env`, do not build a
+   * new `createLocks` each time.
+   */
+  readonly locks: Locks | ((c: Context<E>) => Locks);
+  /** The lock key of this request, e.g. `` (c) => `invoice:${c.req.param("id")}` ``. */
+  readonly key: (c: Context<E>) => string | Promise<string>;
+  /** Lease in ms (default: the `createLocks` lease). */
+  readonly lease?: number;
+  /** How long to wait for a busy lock before answering 409, in ms (default: the `createLocks` wait). */
+  readonly wait?: number;
+  /**
+   * Require a fence token. Fencing is a property of the lock manager (`createLocks({ fencing })`),
+   * so this cannot switch it on; with `true` a request whose lock has no fence fails with a
+   * `ConfigurationError` (option `fencing`, a 500 through `app.onError`) instead of running the
+   * handler without `c.var.lock.fence`.
+   * @default false
+   */
+  readonly fencing?: boolean;
+  /**
+   * The request's execution budget (`undefined`: none). Default: `budget.lambda(lambdaContext)` on
+   * Hono's AWS Lambda adapter, `budget.workersFetch()` when there is an execution context
+   * (Workers), otherwise none (the TTL is the lease; auto-extension covers long handlers).
+   */
+  readonly budget?: (c: Context<E>) => Budget | undefined;
+  /** Response when the lock is busy. Default: 409 problem+json with `Retry-After`. */
+  readonly onBusy?: (c: Context<E>, error: LockBusyError) => Response | Promise<Response>;
+  /**
+   * Response when too few nodes answered (`QuorumError`) or the budget cannot cover the acquire
+   * (`BudgetExhaustedError`). Default: 503 problem+json (with `Retry-After` for a quorum failure).
+   */
+  readonly onError?: (
+    c: Context<E>,
+    error: QuorumError | BudgetExhaustedError,
+  ) => Response | Promise<Response>;
+}
+
+const KNOWN = new Set(["locks", "key", "lease", "wait", "fencing", "budget", "onBusy", "onError"]);
+
+function validate(options: LockOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new ConfigurationError("options", "lock() expects an options object { locks, key }");
+  }
+  for (const name of Object.keys(options)) {
+    if (!KNOWN.has(name)) throw new ConfigurationError(name, "unknown option of lock()");
+  }
+  const { locks, lease, wait, fencing } = options;
+  const isLocks = typeof locks === "object" && locks !== null && "acquire" in locks;
+  if (typeof locks !== "function" && !isLocks) {
+    throw new ConfigurationError("locks", "expected createLocks(...) or a function (c) => Locks");
+  }
+  if (typeof options.key !== "function") {
+    throw new ConfigurationError("key", "expected a function (c) => string");
+  }
+  if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0)) {
+    throw new ConfigurationError("lease", `expected a positive integer (ms), got ${String(lease)}`);
+  }
+  if (wait !== undefined && !(Number.isSafeInteger(wait) && wait >= 0)) {
+    throw new ConfigurationError("wait", `expected an integer >= 0 (ms), got ${String(wait)}`);
+  }
+  if (fencing !== undefined && typeof fencing !== "boolean") {
+    throw new ConfigurationError("fencing", `expected a boolean, got ${String(fencing)}`);
+  }
+  for (const name of ["budget", "onBusy", "onError"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") {
+      throw new ConfigurationError(name, "expected a function of the context");
+    }
+  }
+}
+
+/** `c.executionCtx`, which throws when absent (Node, Lambda, `app.request()` without a ctx). */
+function executionCtxOf(c: Context): ExecutionContext | undefined {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined;
+  }
+}
+
+function lambdaContextOf(c: Context): LambdaContextLike | undefined {
+  const env = c.env as Record<string, unknown> | undefined;
+  // `handle(app)` passes `lambdaContext`; hono's `streamHandle` passes the same object as `context`.
+  for (const candidate of [env?.lambdaContext, env?.context]) {
+    const fn = (candidate as Partial<LambdaContextLike> | undefined)?.getRemainingTimeInMillis;
+    if (typeof fn === "function") return candidate as LambdaContextLike;
+  }
+  return undefined;
+}
+
+function defaultBudget(c: Context): Budget | undefined {
+  const lambdaContext = lambdaContextOf(c);
+  if (lambdaContext !== undefined) return budgets.lambda(lambdaContext);
+  if (executionCtxOf(c) !== undefined) return budgets.workersFetch();
+  return undefined;
+}
+
+/**
+ * Hono middleware that runs the rest of the chain under a distributed lock.
+ *
+ * Before `next()` it acquires `key(c)` with auto-extension and sets `c.var.lock`; after the handler
+ * it releases the lock: through `c.executionCtx.waitUntil` when there is an execution context
+ * (Workers: the response is not delayed), awaited everywhere else (Lambda freezes after return).
+ * The handler's own errors pass through untouched, and the lock is released all the same.
+ *
+ * - busy (after `wait`) → `onBusy`, default **409** `application/problem+json` with `Retry-After`
+ *   (the holder's remaining time, whole seconds rounded up);
+ * - too few nodes answered → `onError`, default **503** with `Retry-After: 1`;
+ * - budget exhausted → `onError`, default **503**.
+ *
+ * Handlers should honour `c.var.lock.signal`: it aborts shortly before the lock's validity or the
+ * budget's deadline runs out, or when the lock is lost.
+ *
+ * @param options.locks - `createLocks(...)`, or `(c) => Locks` (cache per `c.env`)
+ * @param options.key - `(c) => string | Promise<string>`
+ * @param [options.lease] - lease in ms (default: the `createLocks` lease)
+ * @param [options.wait=the createLocks wait] - ms to wait for a busy lock
+ * @param [options.fencing=false] - require `c.var.lock.fence` (needs `createLocks({ fencing: true })`)
+ * @param [options.budget] - `(c) => Budget`; default from the Lambda context / Workers / none
+ * @param [options.onBusy] - `(c, LockBusyError) => Response`
+ * @param [options.onError] - `(c, QuorumError | BudgetExhaustedError) => Response`
+ * @returns the middleware; `c.var.lock` is typed through {@link LockVariables}
+ * @throws {ConfigurationError} at construction, naming the bad option
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { createLocks, type Locks } from "edgelock";
+ * import { lock } from "edgelock/hono";
+ * import { nodesFromEnv } from "edgelock/workers";
+ *
+ * // Secrets arrive with each request: build the lock manager once per env, not per request.
+ * const cache = new WeakMap<object, Locks>();
+ * const locksFor = (env: Env) => {
+ *   let locks = cache.get(env);
+ *   if (!locks) cache.set(env, (locks = createLocks({ nodes: nodesFromEnv(env) })));
+ *   return locks;
+ * };
+ *
+ * const app = new Hono<{ Bindings: Env }>();
+ * app.post(
+ *   "/invoices/:id/charge",
+ *   lock({ locks: (c) => locksFor(c.env), key: (c) => `invoice:${c.req.param("id")}`, wait: 1_000 }),
+ *   async (c) => {
+ *     await charge(c.req.param("id"), { signal: c.var.lock.signal });
+ *     return c.json({ fence: c.var.lock.fence });
+ *   },
+ * );
+ * ```
+ */
+// biome-ignore lint/suspicious/noExplicitAny: as hono's createMiddleware: untyped apps get `any` env
+export function lock<E extends Env = any>(options: LockOptions<E>): MiddlewareHandler<LockEnv<E>> {
+  // Typed for the caller through `E`; inside, any Context will do.
+  const opts = options as LockOptions;
+  validate(opts);
+  const { locks, key, lease, wait, fencing = false, budget } = opts;
+  const onBusy = opts.onBusy ?? busyResponse;
+  const onError = opts.onError ?? unavailableResponse;
+
+  const middleware: MiddlewareHandler = async function lock(c, next) {
+    const manager = typeof locks === "function" ? locks(c) : locks;
+    const lockKey = await key(c);
+    const ctx = executionCtxOf(c);
+    const requestBudget = budget === undefined ? defaultBudget(c) : budget(c);
+    let held: Lock;
+    try {
+      held = await manager.acquire(lockKey, {
+        autoExtend: true,
+        ...(lease === undefined ? {} : { lease }),
+        ...(wait === undefined ? {} : { wait }),
+        ...(requestBudget === undefined ? {} : { budget: requestBudget }),
+      });
+    } catch (error) {
+      if (isLockBusyError(error)) return onBusy(c, error);
+      if (isQuorumError(error) || isBudgetExhaustedError(error)) return onError(c, error);
+      throw error;
+    }
+    const release = () => {
+      const released = held.release();
+      if (ctx === undefined) return released;
+      ctx.waitUntil(released);
+      return undefined;
+    };
+    if (fencing && held.fence === undefined) {
+      await release();
+      throw new ConfigurationError(
+        "fencing",
+        "the lock has no fence token: create the Locks with createLocks({ fencing: true })",
+      );
+    }
+    c.set("lock", held);
+    try {
+      // hono's compose catches the handler's errors (into c.error), so this rarely throws.
+      await next();
+    } finally {
+      await release();
+    }
+  };
+  return middleware as MiddlewareHandler<LockEnv<E>>;
+}
