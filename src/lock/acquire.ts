@@ -54,13 +54,15 @@ export function budgetShortfall(
 }
 
 const mayHaveGranted = (o: NodeOutcome) =>
-  o.status === "ok" || o.status === "timeout" || o.status === "error";
+  o.status === "ok" || o.status === "timeout" || o.status === "error" || o.status === "pending";
 
 /**
  * Release the failed round's token on every node that may have granted it (timeouts and errors
- * included). Nodes that answered are released now and awaited; nodes still in flight are released
- * once they answer, tracked in `background` (each round has a fresh token, so a late cleanup can
- * never touch a later round's grant).
+ * included). Only the release on nodes that granted is awaited: they just answered, so it is
+ * quick, and it must land before the next round. A node that timed out, failed or is still in
+ * flight is released in the background: waiting on it would let one slow node slow every failed
+ * acquire. Each round has a fresh token, so a late cleanup can never touch a later round's grant;
+ * whatever a cleanup misses expires with its TTL.
  */
 async function cleanup(
   core: LockCore,
@@ -69,24 +71,31 @@ async function cleanup(
   token: string,
   timeoutMs: number,
   budget: Budget | undefined,
-  background: Promise<unknown>[],
 ): Promise<void> {
-  const now: RestNode[] = [];
+  const granted: RestNode[] = [];
+  const doubtful: RestNode[] = [];
   round.outcomes.forEach((outcome, position) => {
     const node = core.nodes[position] as RestNode;
-    if (mayHaveGranted(outcome)) now.push(node);
-    if (outcome.status === "pending") {
+    if (outcome.status === "ok") granted.push(node);
+    else if (outcome.status === "pending") {
       const late = (round.each[position] as Promise<NodeOutcome>).then((final) =>
         mayHaveGranted(final)
           ? core.releaseRound(keys, token, timeoutMs, budget, [node], true)
           : undefined,
       );
-      background.push(late.catch(() => {}));
-    }
+      void late.catch(() => {});
+    } else if (mayHaveGranted(outcome)) doubtful.push(node);
   });
-  if (now.length > 0) await core.releaseRound(keys, token, timeoutMs, budget, now, true);
+  if (doubtful.length > 0) {
+    void core.releaseRound(keys, token, timeoutMs, budget, doubtful, true).catch(() => {});
+  }
+  if (granted.length > 0) await core.releaseRound(keys, token, timeoutMs, budget, granted, true);
 }
 
+/**
+ * The error for a failed round: a `QuorumError` when failures alone rule out a majority (or the
+ * round failed for a reason of its own, `why`); otherwise, if another holder answered, busy.
+ */
 function failureOf(
   core: LockCore,
   key: string,
@@ -95,8 +104,10 @@ function failureOf(
   cause?: unknown,
 ): LockError {
   const held = outcomes.filter((o) => o.status === "held");
+  const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
   const options = cause === undefined ? { outcomes } : { outcomes, cause };
-  if (held.length > 0 && why === undefined) {
+  const majorityPossible = failed <= outcomes.length - core.quorum;
+  if (held.length > 0 && why === undefined && majorityPossible) {
     const granted = outcomes.filter((o) => o.status === "ok").length;
     const pttls = held.map((o) => o.pttl ?? -1);
     const expiring = pttls.filter((p) => p >= 0);
@@ -107,7 +118,6 @@ function failureOf(
       (expiring.length > 0 ? Math.max(...expiring) : core.options.retryDelayMax);
     return new LockBusyError(key, retryAfter, options);
   }
-  const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
   const message =
     why ?? `no majority: ${failed} of ${outcomes.length} nodes failed, ${held.length} busy`;
   return new QuorumError(key, message, options);
@@ -129,7 +139,6 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
   const { lease, budget, signal } = call;
   const waitUntil = performance.now() + call.wait;
   const roundCost = options.fencing && n > 1 ? 2 * n : n;
-  const background: Promise<unknown>[] = [];
   let lastError: LockError | undefined;
   let lastWhy: string | undefined;
 
@@ -139,7 +148,6 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       budget === undefined ? undefined : budgetShortfall(core, budget, ttl, roundCost + n);
     if (shortfall !== undefined) {
       if (lastError === undefined) throw shortfall;
-      await Promise.all(background);
       throw failureOf(core, key, lastError.outcomes, lastWhy, shortfall);
     }
     const token = newToken();
@@ -166,7 +174,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
     const durationMs = performance.now() - round.startedAt;
     if (signal?.aborted) {
       // The caller gave up while this round ran: undo whatever it granted.
-      await cleanup(core, round, keys, token, timeoutMs, budget, background);
+      await cleanup(core, round, keys, token, timeoutMs, budget);
       throw signal.reason;
     }
     if (ok) {
@@ -181,15 +189,12 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
     const busy = outcomes.some((o) => o.status === "held");
     const result = why === undefined && busy ? "busy" : ok ? "invalid" : "unavailable";
     core.emit({ type: "acquire", key, attempt, result, durationMs, outcomes });
-    await cleanup(core, round, keys, token, timeoutMs, budget, background);
+    await cleanup(core, round, keys, token, timeoutMs, budget);
     if (signal?.aborted) throw signal.reason;
     lastError = failureOf(core, key, outcomes, why);
     lastWhy = why;
     const now = performance.now();
-    if (now >= waitUntil) {
-      await Promise.all(background);
-      throw lastError;
-    }
+    if (now >= waitUntil) throw lastError;
     const freeIn = lastError instanceof LockBusyError ? lastError.retryAfter : undefined;
     const budgetLeft = budget === undefined ? Infinity : budget.remaining() - budget.reserve;
     const delay = Math.min(

@@ -62,7 +62,7 @@ export class LockHandle implements Lock {
     // Abort early enough for the work to notice and stop: one request timeout, but never more
     // than a quarter of the validity.
     this.#lead = Math.max(1, Math.min(this.#grant.timeoutMs, Math.floor(span / 4)));
-    clearTimeout(this.#abortTimer);
+    if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
     const validityEnd = validUntil - this.#lead;
     const deadlineEnd =
       this.#budget === undefined ? Number.POSITIVE_INFINITY : this.#budget.deadline - this.#lead;
@@ -88,7 +88,7 @@ export class LockHandle implements Lock {
   }
 
   #scheduleExtension(delay: number): void {
-    clearTimeout(this.#extendTimer);
+    if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
     if (this.#state !== "held") return;
     // A lock that already lasts past the budget's deadline gains nothing from extending.
     if (this.#budget !== undefined && this.#validUntil >= this.#budget.deadline) return;
@@ -114,8 +114,8 @@ export class LockHandle implements Lock {
     if (this.#state !== "held") return;
     this.#state = "lost";
     this.#lostError = error;
-    clearTimeout(this.#abortTimer);
-    clearTimeout(this.#extendTimer);
+    if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
+    if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
     this.#controller.abort(error);
     this.#core.emit({ type: "lost", key: this.key, reason, outcomes: error.outcomes });
   }
@@ -191,8 +191,8 @@ export class LockHandle implements Lock {
 
   async #releaseOnce(): Promise<ReleaseResult> {
     this.#state = "released";
-    clearTimeout(this.#abortTimer);
-    clearTimeout(this.#extendTimer);
+    if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
+    if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
     while (this.#extending !== undefined) await this.#extending.catch(() => {});
     const { keys, token, timeoutMs } = this.#grant;
     const round = await this.#core.releaseRound(keys, token, timeoutMs, this.#budget);

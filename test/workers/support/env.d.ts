@@ -9,8 +9,3 @@ declare namespace Cloudflare {
     mainModule: typeof import("../../../functions/worker");
   }
 }
-
-// workers-types declares `clearTimeout(timeoutId: number | null)`, while src/lock/handle.ts passes
-// `number | undefined` (fine at run time in workerd, Node and the DOM, whose types accept
-// `undefined`). This overload lets `tsc -p test/workers` check src/ until handle.ts guards it.
-declare function clearTimeout(timeoutId?: number | null): void;
