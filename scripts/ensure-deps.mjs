@@ -6,8 +6,9 @@ import { execSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 
 const marker = "node_modules/.package-lock.json";
+// npm writes both files in the same install; a lock file clearly newer (a pull) means reinstall.
 const stale =
-  !existsSync(marker) || statSync(marker).mtimeMs < statSync("package-lock.json").mtimeMs;
+  !existsSync(marker) || statSync("package-lock.json").mtimeMs > statSync(marker).mtimeMs + 1_000;
 if (stale) {
   console.error("edgelock: installing dependencies (npm install)…");
   execSync("npm install --no-audit --no-fund", { stdio: "inherit" });
