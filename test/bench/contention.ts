@@ -1,0 +1,289 @@
+/**
+ * Section 3: contention. `workers` concurrent loops on one key for a fixed window; each loop
+ * acquires (waiting as long as the window lasts), holds for `holdMs`, releases, and starts over.
+ *
+ * - Sections: critical sections whose lock was granted inside the window (a holder at the end
+ *   finishes its section; later grants are released and not counted).
+ * - Node requests: every request from the start until all loops ended and stragglers drained:
+ *   REST requests counted at the endpoints; node-redlock's TCP commands as the growth of
+ *   `eval` + `evalsha` calls in `INFO commandstats` on each redis-server (read on separate
+ *   connections; nothing else runs meanwhile).
+ * - Wait: from the start of an acquire call to the grant. A call still waiting when the window
+ *   ends is counted with its elapsed time (a lower bound), so starved workers are not hidden.
+ * - Overlaps: times a loop got the lock while another loop was inside its section (must be 0).
+ *
+ * Peers are set up to keep retrying for the whole window with their own default delays:
+ * `@upstash/lock` `retry: { attempts: ⌈left / 100⌉ + 1, delay: 100 }` (its default delay),
+ * node-redlock `retryCount: ⌊left / 200⌋` (default delay 200 ± 100 ms); edgelock
+ * `wait: window + 1 s` with an `AbortSignal` that fires at the end of the window.
+ *
+ * @module
+ */
+import { setMaxListeners } from "node:events";
+import { Lock as UpstashLock } from "@upstash/lock";
+import type { Redis as IORedis } from "ioredis";
+import Redlock from "redlock";
+import { createLocks } from "../../src/index";
+import {
+  edgelockLikeClient,
+  endpointRequests,
+  ioredisClients,
+  resetEndpointStats,
+  settle,
+  totalScriptCalls,
+} from "./clients";
+import type { BenchCluster } from "./cluster";
+import { type Summary, sleep, summarize } from "./stats";
+import { LEASE } from "./uncontended";
+
+export interface ContentionOptions {
+  readonly workers: number;
+  readonly holdMs: number;
+  readonly durationMs: number;
+}
+
+export interface ContentionRow {
+  readonly id: string;
+  readonly library: string;
+  readonly nodes: number;
+  readonly counting: "endpoint requests" | "INFO commandstats";
+  readonly sections: number;
+  readonly sectionsPerSecond: number;
+  readonly nodeRequests: number;
+  readonly requestsPerSection: number;
+  readonly wait: Summary;
+  readonly errors: number;
+  readonly overlaps: number;
+  /** edgelock only: acquire rounds by result during the window (`onEvent`). */
+  readonly acquireRounds?: Readonly<Record<string, number>>;
+}
+
+/** Acquire once for a loop; resolves to the release function, or `null` when it gave up. */
+type Acquire = (end: number, signal: AbortSignal) => Promise<(() => Promise<unknown>) | null>;
+
+interface Setup {
+  readonly id: string;
+  readonly library: string;
+  readonly nodes: number;
+  /** One `Acquire` per worker (shared state or not, as the library is meant to be used). */
+  readonly workers: (count: number) => Promise<Acquire[]>;
+  /** Node requests so far (monotonic counter). */
+  readonly count: () => Promise<number>;
+  readonly counting: ContentionRow["counting"];
+  readonly close?: () => void;
+  /** edgelock only: acquire rounds by result (from `onEvent`), since `reset`. */
+  readonly rounds?: () => Record<string, number>;
+  readonly reset?: () => void;
+}
+
+const UPSTASH_LOCK_DELAY = 100;
+const REDLOCK_DELAY = 200;
+
+function edgelockSetup(cluster: BenchCluster, n: number, key: string): Setup {
+  const rounds: Record<string, number> = {};
+  const locks = createLocks({
+    nodes: cluster.nodes.slice(0, n),
+    lease: LEASE,
+    onEvent(event) {
+      if (event.type === "acquire") rounds[event.result] = (rounds[event.result] ?? 0) + 1;
+    },
+  });
+  const acquire: Acquire = async (end, signal) => {
+    try {
+      const lock = await locks.acquire(key, {
+        wait: Math.ceil(end - performance.now()) + 1_000,
+        signal,
+      });
+      return () => lock.release();
+    } catch (error) {
+      if (signal.aborted) return null;
+      throw error;
+    }
+  };
+  return {
+    id: `edgelock-${n}`,
+    library: "edgelock",
+    nodes: n,
+    counting: "endpoint requests",
+    count: () => endpointRequests(cluster, n),
+    workers: async (count) => Array.from({ length: count }, () => acquire),
+    reset: () => {
+      for (const name of Object.keys(rounds)) delete rounds[name];
+    },
+    rounds: () => ({ ...rounds }),
+  };
+}
+
+function upstashLockSetup(cluster: BenchCluster, key: string): Setup {
+  const node0 = cluster.nodes[0];
+  if (node0 === undefined) throw new Error("cluster has no node");
+  const redis = edgelockLikeClient(node0) as unknown as ConstructorParameters<
+    typeof UpstashLock
+  >[0]["redis"];
+  const acquire: Acquire = async (end) => {
+    const left = end - performance.now();
+    if (left <= 0) return null;
+    // A Lock keeps its UUID on the instance: one instance per acquisition.
+    const lock = new UpstashLock({ id: key, redis, lease: LEASE });
+    const attempts = Math.ceil(left / UPSTASH_LOCK_DELAY) + 1;
+    const ok = await lock.acquire({ retry: { attempts, delay: UPSTASH_LOCK_DELAY } });
+    return ok ? () => lock.release() : null;
+  };
+  return {
+    id: "upstash-lock",
+    library: "@upstash/lock",
+    nodes: 1,
+    counting: "endpoint requests",
+    count: () => endpointRequests(cluster, 1),
+    workers: async (count) => Array.from({ length: count }, () => acquire),
+  };
+}
+
+/**
+ * node-redlock with its own connections per worker: 32 workers stand for 32 processes. (Sharing
+ * one connection per node would serialize every worker's commands in the same order on every
+ * node, which no set of independent clients gets, and would rule out split votes.)
+ */
+function redlockSetup(cluster: BenchCluster, n: number, key: string): Setup {
+  const monitors = ioredisClients(cluster, n);
+  const connections: IORedis[] = [...monitors];
+  const worker = async (): Promise<Acquire> => {
+    const clients = ioredisClients(cluster, n);
+    connections.push(...clients);
+    await Promise.all(clients.map((c) => c.ping()));
+    const instance = new Redlock(clients);
+    return async (end) => {
+      const left = end - performance.now();
+      if (left <= 0) return null;
+      const retryCount = Math.max(0, Math.floor(left / REDLOCK_DELAY));
+      try {
+        const lock = await instance.acquire([key], LEASE, { retryCount });
+        return () => lock.release();
+      } catch (error) {
+        if ((error as Error).name === "ExecutionError") return null;
+        throw error;
+      }
+    };
+  };
+  return {
+    id: `redlock-${n}`,
+    library: "node-redlock",
+    nodes: n,
+    counting: "INFO commandstats",
+    count: () => totalScriptCalls(monitors),
+    workers: (count) => Promise.all(Array.from({ length: count }, worker)),
+    close() {
+      for (const client of connections) client.disconnect();
+    },
+  };
+}
+
+async function runOne(
+  cluster: BenchCluster,
+  setup: Setup,
+  options: ContentionOptions,
+): Promise<ContentionRow> {
+  try {
+    const acquirers = await setup.workers(options.workers);
+    // Warm up: scripts cached on every node, connections open.
+    for (const acquire of acquirers) {
+      const release = await acquire(performance.now() + 5_000, new AbortController().signal);
+      await release?.();
+    }
+    await settle(cluster);
+    await resetEndpointStats(cluster);
+    setup.reset?.();
+    const before = await setup.count();
+
+    const start = performance.now();
+    const end = start + options.durationMs;
+    const stop = new AbortController();
+    // Every worker's acquire listens to the one window signal.
+    setMaxListeners(4 * options.workers, stop.signal);
+    const timer = setTimeout(() => stop.abort(new Error("window over")), options.durationMs);
+    const waits: number[] = [];
+    let sections = 0;
+    let errors = 0;
+    let inside = 0;
+    let overlaps = 0;
+    const loop = async (acquire: Acquire): Promise<void> => {
+      let waitStart: number | undefined;
+      while (performance.now() < end) {
+        waitStart ??= performance.now();
+        let release: (() => Promise<unknown>) | null;
+        try {
+          release = await acquire(end, stop.signal);
+        } catch {
+          errors++;
+          await sleep(10);
+          continue;
+        }
+        // Gave up (a peer's retries ran out): keep waiting while the window lasts.
+        if (release === null) continue;
+        const grantedAt = performance.now();
+        if (grantedAt > end) {
+          await release().catch(() => errors++);
+          break;
+        }
+        waits.push(grantedAt - waitStart);
+        waitStart = undefined;
+        if (inside > 0) overlaps++;
+        inside++;
+        await sleep(options.holdMs);
+        inside--;
+        sections++;
+        await release().catch(() => errors++);
+      }
+      // Still waiting when the window ended: its elapsed wait is a lower bound.
+      if (waitStart !== undefined) waits.push(end - waitStart);
+    };
+    await Promise.all(acquirers.map(loop));
+    clearTimeout(timer);
+    await settle(cluster);
+    await sleep(50);
+    const nodeRequests = (await setup.count()) - before;
+    return {
+      id: setup.id,
+      library: setup.library,
+      nodes: setup.nodes,
+      counting: setup.counting,
+      sections,
+      sectionsPerSecond: sections / (options.durationMs / 1_000),
+      nodeRequests,
+      requestsPerSection: sections === 0 ? Number.POSITIVE_INFINITY : nodeRequests / sections,
+      wait: summarize(waits),
+      errors,
+      overlaps,
+      ...(setup.rounds === undefined ? {} : { acquireRounds: setup.rounds() }),
+    };
+  } finally {
+    setup.close?.();
+  }
+}
+
+/**
+ * Run edgelock (1 node) vs `@upstash/lock`, then edgelock (5 nodes) vs node-redlock (5 nodes),
+ * each on its own fresh key.
+ *
+ * @example
+ * const rows = await runContention(cluster, { workers: 32, holdMs: 2, durationMs: 5_000 });
+ */
+export async function runContention(
+  cluster: BenchCluster,
+  options: ContentionOptions,
+): Promise<ContentionRow[]> {
+  const n = cluster.nodes.length;
+  const key = (id: string) => `bench:contention:${id}:${crypto.randomUUID()}`;
+  const setups: (() => Setup)[] = [
+    () => edgelockSetup(cluster, 1, key("edgelock-1")),
+    () => upstashLockSetup(cluster, key("upstash-lock")),
+    () => edgelockSetup(cluster, n, key(`edgelock-${n}`)),
+    () => redlockSetup(cluster, n, key(`redlock-${n}`)),
+  ];
+  const rows: ContentionRow[] = [];
+  for (const make of setups) {
+    rows.push(await runOne(cluster, make(), options));
+    await sleep(200);
+  }
+  return rows;
+}

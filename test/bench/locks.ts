@@ -1,0 +1,157 @@
+// Lock bench: edgelock against @upstash/lock, node-redlock and the raw floor (the same script
+// calls with no library), on one 5-node dev cluster in one run. Prints markdown tables and MET /
+// NOT MET per target, and writes every number to bench-results/locks.json.
+//
+//   npx tsx test/bench/locks.ts                 # full run, about 2.5 minutes
+//   npx tsx test/bench/locks.ts --quick         # smoke run, about 30 s
+//   npx tsx test/bench/locks.ts --scale 2       # every iteration count and duration × 2
+//   npx tsx test/bench/locks.ts --sections uncontended,cost --iterations 3000
+//
+// Flags: --iterations (uncontended rounds), --warmup, --fault-iterations (per condition),
+// --duration (contention window, ms), --workers, --hold (ms), --sections
+// (uncontended,slow-minority,contention,cost,bundle), --out (JSON path), --cluster child|in-process
+// (where the dev cluster's REST endpoints run; default child: a forked process, so their work
+// does not run on the bench's event loop, as with real remote endpoints).
+//
+// Timing claims are ratios of contenders measured in the same run (interleaved rounds), never
+// absolute times: the machine is shared, so absolute numbers move from run to run.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { runBundle } from "./bundle";
+import { type BenchCluster, startBenchCluster } from "./cluster";
+import { runContention } from "./contention";
+import { runCost } from "./cost";
+import { renderMarkdown } from "./report";
+import { runSlowMinority } from "./slow-minority";
+import { round3 } from "./stats";
+import { type BenchResults, evaluateTargets } from "./targets";
+import { runUncontended } from "./uncontended";
+
+const SECTIONS = ["uncontended", "slow-minority", "contention", "cost", "bundle"] as const;
+type Section = (typeof SECTIONS)[number];
+const NODES = 5;
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    scale: { type: "string", default: "1" },
+    iterations: { type: "string" },
+    warmup: { type: "string" },
+    "fault-iterations": { type: "string" },
+    duration: { type: "string" },
+    workers: { type: "string", default: "32" },
+    hold: { type: "string", default: "2" },
+    sections: { type: "string", default: SECTIONS.join(",") },
+    out: { type: "string", default: "bench-results/locks.json" },
+    cluster: { type: "string", default: "child" },
+  },
+});
+
+function positive(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!(Number.isFinite(value) && value > 0))
+    throw new Error(`--${name}: expected > 0, got ${raw}`);
+  return value;
+}
+
+const quick = values.quick === true;
+const scale = positive("scale", values.scale, 1);
+const scaled = (full: number, smoke: number) =>
+  Math.max(1, Math.round((quick ? smoke : full) * scale));
+const config = {
+  quick,
+  scale,
+  iterations: positive("iterations", values.iterations, scaled(1200, 200)),
+  warmup: positive("warmup", values.warmup, scaled(120, 30)),
+  faultIterations: positive("fault-iterations", values["fault-iterations"], scaled(600, 100)),
+  faultBlock: 50,
+  durationMs: positive("duration", values.duration, scaled(5_000, 1_500)),
+  workers: positive("workers", values.workers, 32),
+  holdMs: positive("hold", values.hold, 2),
+  costTimes: quick ? 5 : 20,
+  sections: (values.sections ?? "").split(",").filter((s): s is Section => {
+    if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown ${s}`);
+    return true;
+  }),
+};
+const wants = (section: Section) => config.sections.includes(section);
+if (values.cluster !== "child" && values.cluster !== "in-process") {
+  throw new Error(`--cluster: expected child or in-process, got ${values.cluster}`);
+}
+const where: BenchCluster["where"] = values.cluster === "child" ? "child process" : "in process";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const outPath = (values.out ?? "").startsWith("/")
+  ? (values.out as string)
+  : `${root}${values.out}`;
+const began = performance.now();
+const log = (message: string) =>
+  console.error(`[${((performance.now() - began) / 1000).toFixed(1)} s] ${message}`);
+
+const results: BenchResults = {};
+const cluster = await startBenchCluster(NODES, where);
+try {
+  if (wants("uncontended")) {
+    log(`uncontended: ${config.iterations} rounds after ${config.warmup} warm-up rounds`);
+    results.uncontended = await runUncontended(cluster, {
+      rounds: config.iterations,
+      warmup: config.warmup,
+      timeLimitMs: (quick ? 20_000 : 100_000) * scale,
+      nodeCounts: [1, 3, NODES],
+    });
+  }
+  if (wants("slow-minority")) {
+    log(`slow minority: ${config.faultIterations} iterations per condition`);
+    results.slowMinority = await runSlowMinority(cluster, {
+      iterations: config.faultIterations,
+      warmup: Math.min(config.warmup, 50),
+      blockSize: config.faultBlock,
+      latencyMs: 200,
+    });
+  }
+  if (wants("contention")) {
+    const options = {
+      workers: config.workers,
+      holdMs: config.holdMs,
+      durationMs: config.durationMs,
+    };
+    log(`contention: ${options.workers} workers, ${options.durationMs} ms per contender`);
+    results.contention = { options, rows: await runContention(cluster, options) };
+  }
+  if (wants("cost")) {
+    log("cost per locked request");
+    results.cost = await runCost(cluster, { nodeCounts: [1, 3, NODES], times: config.costTimes });
+  }
+  if (wants("bundle")) {
+    log("bundle sizes");
+    results.bundle = await runBundle();
+  }
+} finally {
+  await cluster.stop();
+}
+
+const targets = evaluateTargets(results);
+const meta = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: availableParallelism(),
+  loadavg: loadavg().map(round3),
+  durationS: round3((performance.now() - began) / 1000),
+  config,
+  cluster: `${NODES} nodes, endpoints ${where}`,
+};
+const header =
+  `## edgelock lock bench — Node ${meta.node}, ${meta.cpus} CPUs, load ${meta.loadavg.join(" ")}, ` +
+  `${meta.durationS.toFixed(0)} s${quick ? " (quick)" : ""}; dev cluster: ${meta.cluster}`;
+process.stdout.write(renderMarkdown(results, targets, header));
+
+/** JSON: fractions to 3 decimals (∞ and NaN become null). */
+const replacer = (_key: string, value: unknown) =>
+  typeof value === "number" && !Number.isInteger(value) ? round3(value) : value;
+mkdirSync(dirname(outPath), { recursive: true });
+writeFileSync(outPath, `${JSON.stringify({ meta, results, targets }, replacer, 2)}\n`);
+log(`wrote ${outPath}`);
