@@ -245,6 +245,8 @@ function isSignal(value: unknown): value is AbortSignal {
   );
 }
 
+const CALL_OPTIONS = new Set(["lease", "wait", "signal", "budget", "autoExtend"]);
+
 /**
  * Validate the options of one `acquire` / `tryAcquire` / `using` call.
  *
@@ -258,6 +260,10 @@ export function resolveCall(
   const o = options ?? {};
   if (typeof o !== "object" || o === null) {
     throw new ConfigurationError("options", "expected an object");
+  }
+  for (const name of Object.keys(o)) {
+    // A typo (`wiat`) must not silently turn into "no wait".
+    if (!CALL_OPTIONS.has(name)) throw new ConfigurationError(name, "unknown option");
   }
   const leaseMs = lease(o.lease ?? resolved.lease);
   if (bestValidity(leaseMs, resolved.driftFactor) < Math.max(1, resolved.minValidity)) {

@@ -1,4 +1,4 @@
-import { isLockBusyError } from "../errors";
+import { ConfigurationError, isLockBusyError } from "../errors";
 import { checkKey, resolveCall, resolveOptions } from "../options";
 import { freeAfter } from "../quorum/validity";
 import { acquireLoop, type Grant } from "./acquire";
@@ -89,8 +89,10 @@ export function createLocks(options: LocksOptions): Locks {
     acquire: (key, opts) => acquire(key, opts, false),
 
     async tryAcquire(key, opts) {
+      // Anything but an options object goes through as is, for acquire's checks to name it.
+      const once = typeof opts === "object" && opts !== null ? { ...opts, wait: 0 } : opts;
       try {
-        return await acquire(key, { ...opts, wait: 0 }, false);
+        return await acquire(key, once ?? { wait: 0 }, false);
       } catch (error) {
         if (isLockBusyError(error)) return null;
         throw error;
@@ -98,6 +100,10 @@ export function createLocks(options: LocksOptions): Locks {
     },
 
     async using(key, fn, opts) {
+      checkKey(key, resolved.fencing);
+      if (typeof fn !== "function") {
+        throw new ConfigurationError("fn", "expected a function (lock) => result");
+      }
       const lock = await acquire(key, opts, true);
       try {
         return await fn(lock);

@@ -1,12 +1,19 @@
 import { TransportError } from "../errors";
 
-/** Drop anything that could carry a secret from a client error message. */
+/**
+ * Drop anything that could carry a secret from a client error message. Besides our own request
+ * body, a reply's body excerpt can echo the request (debugging proxies, some gateways' error
+ * pages), so bearer credentials and every long token-like run of characters are masked too.
+ */
 export function sanitize(message: string): string {
   // @upstash/redis appends ", command was: <JSON body>" to server errors: the body holds our
   // lock token in ARGV, so cut it off.
   const cut = message.split(", command was:")[0] ?? message;
-  // A REST token in a query string (`?_token=`) must never reach an error.
-  return cut.replace(/([?&]_token=)[^&\s"']*/gi, "$1***").slice(0, 300);
+  return cut
+    .replace(/([?&]_token=)[^&\s"']*/gi, "$1***")
+    .replace(/(bearer)\s+[^\s"',;]+/gi, "$1 ***")
+    .replace(/[A-Za-z0-9_\-+/=]{24,}/g, "***")
+    .slice(0, 300);
 }
 
 function nameOf(error: unknown): string {
@@ -58,7 +65,12 @@ export function classify(
     cause.name = name;
     return new TransportError(index, host, "server", message, { cause });
   }
-  if (name === "TypeError" && message.includes("did not return a result")) {
+  if (
+    name === "TypeError" &&
+    /did not return a result|is not a function|Cannot read prop/.test(message)
+  ) {
+    // The client choked on the reply's shape ("did not return a result", or `res.map is not a
+    // function` for a 200 {"error"} on /pipeline): a protocol problem, not worth a re-send.
     return new TransportError(index, host, "reply", message);
   }
   if (name === "TimeoutError") {
