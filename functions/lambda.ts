@@ -8,6 +8,9 @@
  * - `chargeInvoice` (`functions/lambda.chargeInvoice`): a plain handler for asynchronous invokes
  *   (SQS, EventBridge, `aws lambda invoke --invocation-type Event`), wrapped in `withLock`. A busy
  *   invoice throws `LockBusyError`, so Lambda retries the event later.
+ * - `rebuildReport` (`functions/lambda.rebuildReport`): the daily report for an EventBridge rule
+ *   (`cron(0 3 * * ? *)`) or an EventBridge Scheduler schedule, at most once per scheduled time
+ *   (`dedupeScheduled`), under the same report lock as `POST /reports/daily/rebuild`.
  *
  * Nodes come from the environment: `EDGELOCK_NODES` (JSON `[{"url","token"}, …]`), or
  * `UPSTASH_REDIS_REST_URL` + `UPSTASH_REDIS_REST_TOKEN` for a single database; `LOCK_PREFIX`
@@ -20,10 +23,10 @@
  * @module
  */
 import { handle } from "hono/aws-lambda";
-import { createLocks, type Locks } from "../src";
-import { withLock } from "../src/adapters/lambda";
+import { budget, createLocks, type Locks } from "../src";
+import { dedupeScheduled, withLock } from "../src/adapters/lambda";
 import { nodesFromEnv } from "../src/adapters/workers";
-import { createApp } from "./app";
+import { createApp, REPORT_KEY, rebuildDailyReport } from "./app";
 
 let locks: Locks | undefined;
 
@@ -133,4 +136,56 @@ export const chargeInvoice = withLock(
     },
     lease: INVOICE_LEASE_MS,
   },
+);
+
+/** Lease of the scheduled run's lock and of the report lock, ms (both auto-extended). */
+const REPORT_LEASE_MS = 5_000;
+
+/** Duration of the simulated rebuild: `REPORT_MS` from the environment, else 12 s. */
+function reportMs(): number {
+  const ms = Number(process.env.REPORT_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : 12_000;
+}
+
+/**
+ * Result of a {@link rebuildReport} run: `"rebuilt"`, or `"already_running"` when an on-demand
+ * rebuild (`POST /reports/daily/rebuild`) held the report lock and stands in for this one. A
+ * skipped duplicate returns a `ScheduledSkipped` instead (`{ skipped: true, reason, retryAfter }`).
+ *
+ * @example
+ * { "status": "rebuilt", "steps": 10 }
+ */
+export type RebuildReportResult =
+  | { readonly status: "rebuilt"; readonly steps: number }
+  | { readonly status: "already_running" };
+
+/**
+ * Rebuild the daily report once per scheduled occurrence. Trigger it with an EventBridge rule (the
+ * key is the rule ARN + the event's `time`) or an EventBridge Scheduler schedule whose target
+ * `Input` is `{"scheduleArn":"<aws.scheduler.schedule-arn>","scheduledTime":"<aws.scheduler.scheduled-time>"}`.
+ * Duplicate deliveries and retries of a finished occurrence return `{ skipped: true, … }`; a
+ * failed rebuild throws, so Lambda's asynchronous retry runs it again.
+ *
+ * @example
+ * await rebuildReport({ "detail-type": "Scheduled Event", source: "aws.events", time: "2026-01-01T03:00:00Z",
+ *   resources: ["arn:aws:events:us-east-1:123456789012:rule/daily-report"] }, context);
+ * // { status: "rebuilt", steps: 10 }
+ */
+export const rebuildReport = dedupeScheduled(
+  async (_event: unknown, context, run): Promise<RebuildReportResult> => {
+    const report = await getLocks().tryAcquire(REPORT_KEY, {
+      lease: REPORT_LEASE_MS,
+      autoExtend: true,
+      budget: budget.lambda(context),
+    });
+    if (report === null) return { status: "already_running" };
+    try {
+      // Stop if either lock is lost: the run's (a duplicate could start) or the report's.
+      const signal = AbortSignal.any([run.signal, report.signal]);
+      return { status: "rebuilt", steps: await rebuildDailyReport(reportMs(), signal) };
+    } finally {
+      await report.release();
+    }
+  },
+  { locks: getLocks, lease: REPORT_LEASE_MS },
 );

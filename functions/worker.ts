@@ -1,14 +1,15 @@
 /**
  * The Cloudflare Worker (wrangler `main`): the example app of `./app.ts` plus a Cron Trigger that
- * rebuilds the daily report under the same global lock as `POST /reports/daily/rebuild`.
+ * rebuilds the daily report at most once per scheduled time (`dedupeScheduled`), under the same
+ * global lock as `POST /reports/daily/rebuild`.
  *
  * Nodes come from the secrets `EDGELOCK_NODES` (JSON `[{"url","token"}, …]`), or
  * `UPSTASH_REDIS_REST_URL` + `UPSTASH_REDIS_REST_TOKEN` for a single database.
  *
  * @module
  */
-import { budget, createLocks, isLockBusyError, type Locks } from "../src";
-import { nodesFromEnv } from "../src/adapters/workers";
+import { createLocks, type Lock, type Locks } from "../src";
+import { dedupeScheduled, nodesFromEnv } from "../src/adapters/workers";
 import { createApp, REPORT_KEY, rebuildDailyReport } from "./app";
 
 /** Bindings of this Worker: `[vars]` from wrangler.toml and the secrets. */
@@ -18,6 +19,8 @@ export interface Env {
   readonly EDGELOCK_NODES?: string;
   readonly UPSTASH_REDIS_REST_URL?: string;
   readonly UPSTASH_REDIS_REST_TOKEN?: string;
+  /** Duration of the cron's simulated rebuild in ms (`[vars]`, for demos). @default 12000 */
+  readonly REPORT_MS?: string | number;
 }
 
 const REPORT_LEASE_MS = 5_000;
@@ -46,21 +49,54 @@ const app = createApp((c) => locksFor(c.env as Env), {
   reportMs: REPORT_MS,
 });
 
+/** The cron's rebuild duration: `REPORT_MS` when it is a positive number, else 12 s. */
+function cronReportMs(env: Env): number {
+  const ms = Number(env.REPORT_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : REPORT_MS;
+}
+
+/**
+ * The Cron Trigger's job, once per scheduled time. It also takes the report lock, so a rebuild
+ * started through `POST /reports/daily/rebuild` and a scheduled one never overlap; if an
+ * on-demand rebuild is running at that moment, it stands in for the scheduled one (recorded as
+ * done, not retried).
+ */
+const rebuildOnSchedule = dedupeScheduled<Env, ScheduledController, ExecutionContext | undefined>(
+  async (controller, env, _ctx, run: Lock) => {
+    const report = await locksFor(env).tryAcquire(REPORT_KEY, {
+      lease: REPORT_LEASE_MS,
+      autoExtend: true,
+    });
+    if (report === null) {
+      console.log(`cron ${controller.cron}: a report rebuild is already running, not started`);
+      return;
+    }
+    try {
+      // Stop if either lock is lost: the run's (a duplicate could start) or the report's.
+      await rebuildDailyReport(cronReportMs(env), AbortSignal.any([run.signal, report.signal]));
+    } finally {
+      await report.release();
+    }
+  },
+  {
+    locks: locksFor,
+    lease: REPORT_LEASE_MS,
+    onSkip: (skip, controller) => {
+      console.log(`cron ${controller.cron}@${controller.scheduledTime}: ${skip.reason}, skipped`);
+    },
+  },
+);
+
 export default {
   fetch: app.fetch,
 
-  // Overlap protection only: a rebuild that is still running (from the route or an earlier
-  // trigger) makes this one skip. A duplicate trigger that arrives after a run finished runs
-  // again; at-most-once per scheduled time is a different tool (scheduled-job dedupe).
-  async scheduled(controller, env) {
-    try {
-      await locksFor(env).using(REPORT_KEY, (held) => rebuildDailyReport(REPORT_MS, held.signal), {
-        lease: REPORT_LEASE_MS,
-        budget: budget.workersScheduled(),
-      });
-    } catch (error) {
-      if (!isLockBusyError(error)) throw error;
-      console.log(`cron ${controller.cron}: report rebuild already running, skipped`);
-    }
+  /**
+   * Cron Trigger (wrangler.toml `[triggers]`): the daily report, at most once per scheduled time.
+   * Duplicate deliveries and retries of one `scheduledTime` are skipped with `noRetry()`; a failed
+   * rebuild throws, so the runtime may retry it. `ctx` is optional so tests can call
+   * `worker.scheduled(controller, env)`; the job does not use it.
+   */
+  scheduled(controller: ScheduledController, env: Env, ctx?: ExecutionContext): Promise<void> {
+    return rebuildOnSchedule(controller, env, ctx);
   },
 } satisfies ExportedHandler<Env>;

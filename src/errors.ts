@@ -15,11 +15,13 @@
  * - `"ok"`: the node did what was asked (granted, extended, released, raised, answered).
  * - `"held"`: the key is held by another token on that node.
  * - `"absent"`: the key does not exist there (expired or never set).
+ * - `"done"`: the key holds the done marker of a finished `once()` job (`pttl`: how long the
+ *   marker is still kept). An acquire that meets it fails as busy.
  * - `"timeout"`: no answer within the per-request timeout.
  * - `"error"`: HTTP error, network failure or a reply of the wrong shape (see `error`).
  * - `"pending"`: still in flight when the round was decided (a slow minority).
  */
-export type NodeStatus = "ok" | "held" | "absent" | "timeout" | "error" | "pending";
+export type NodeStatus = "ok" | "held" | "absent" | "done" | "timeout" | "error" | "pending";
 
 /**
  * Per-node result of one round. Never contains a token.
@@ -69,7 +71,8 @@ export class LockError extends Error {
 /**
  * The lock is held by someone else (after waiting, if `wait` was given).
  * `retryAfter` is the holders' remaining time in ms: when a majority of nodes will be free at the
- * latest (use it for `Retry-After`).
+ * latest (use it for `Retry-After`). A key whose `once()` job finished also fails this way: some
+ * outcome then has status `"done"`, and `retryAfter` is the done marker's remaining retention.
  *
  * @example
  * catch (e) { if (isLockBusyError(e)) return new Response(null, { status: 409,

@@ -13,6 +13,7 @@ export {
   type WorkersFetchBudgetOptions,
   type WorkersScheduledBudgetOptions,
 } from "./budget";
+export { type OnceOptions, type OnceResult, once } from "./dedupe";
 export {
   BudgetExhaustedError,
   ConfigurationError,

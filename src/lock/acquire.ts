@@ -92,9 +92,13 @@ async function cleanup(
   if (granted.length > 0) await core.releaseRound(keys, token, timeoutMs, budget, granted, true);
 }
 
+const isDone = (o: NodeOutcome) => o.status === "done";
+
 /**
- * The error for a failed round: a `QuorumError` when failures alone rule out a majority (or the
- * round failed for a reason of its own, `why`); otherwise, if another holder answered, busy.
+ * The error for a failed round: busy whenever a node holds a done marker (a finished `once()` job
+ * keeps its key until the marker expires; `retryAfter` = the marker's PTTL); a `QuorumError` when
+ * failures alone rule out a majority (or the round failed for a reason of its own, `why`);
+ * otherwise, if another holder answered, busy.
  */
 function failureOf(
   core: LockCore,
@@ -106,6 +110,12 @@ function failureOf(
   const held = outcomes.filter((o) => o.status === "held");
   const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
   const options = cause === undefined ? { outcomes } : { outcomes, cause };
+  const markers = outcomes.filter(isDone).map((o) => o.pttl ?? -1);
+  if (markers.length > 0) {
+    const kept = markers.filter((p) => p >= 0);
+    const retryAfter = kept.length > 0 ? Math.max(...kept) : core.options.retryDelayMax;
+    return new LockBusyError(key, retryAfter, options);
+  }
   const majorityPossible = failed <= outcomes.length - core.quorum;
   if (held.length > 0 && why === undefined && majorityPossible) {
     const granted = outcomes.filter((o) => o.status === "ok").length;
@@ -155,7 +165,9 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
     const round = await core.acquireRound(keys, token, ttl, timeoutMs, budget);
     let outcomes = round.outcomes;
     let why: string | undefined;
-    let ok = round.ok;
+    // A done marker on any node that answered means the job of this key finished: never grant
+    // it, even when the other nodes would make a majority (its marker may be on a minority only).
+    let ok = round.ok && !outcomes.some(isDone);
     let fence: number | undefined;
     if (ok && options.fencing) {
       fence = Math.max(0, ...round.values.values());
@@ -186,7 +198,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       }
       why ??= `validity ${Math.round(valid)} ms below minValidity after a ${Math.round(durationMs)} ms round`;
     }
-    const busy = outcomes.some((o) => o.status === "held");
+    const busy = outcomes.some((o) => o.status === "held" || o.status === "done");
     const result = why === undefined && busy ? "busy" : ok ? "invalid" : "unavailable";
     core.emit({ type: "acquire", key, attempt, result, durationMs, outcomes });
     await cleanup(core, round, keys, token, timeoutMs, budget);
@@ -195,6 +207,11 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
     lastWhy = why;
     const now = performance.now();
     if (now >= waitUntil) throw lastError;
+    // A done marker is never released early: waiting helps only if it expires within the wait.
+    const markers = outcomes.filter(isDone).map((o) => o.pttl ?? -1);
+    if (markers.length > 0 && (markers.includes(-1) || Math.max(...markers) > waitUntil - now)) {
+      throw lastError;
+    }
     const freeIn = lastError instanceof LockBusyError ? lastError.retryAfter : undefined;
     const budgetLeft = budget === undefined ? Infinity : budget.remaining() - budget.reserve;
     const delay = Math.min(

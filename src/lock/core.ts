@@ -7,6 +7,8 @@ import { defaultRequestTimeout } from "../quorum/timeout";
 import {
   ACQUIRE,
   type CasReply,
+  COMPLETE,
+  type CompleteReply,
   EXTEND,
   evalScript,
   FENCE_RAISE,
@@ -26,6 +28,9 @@ const isOk = (status: NodeStatus): boolean => status === "ok";
 /** For release: any answer means our token is gone from that node. */
 const answered = (status: NodeStatus): boolean =>
   status === "ok" || status === "absent" || status === "held";
+
+/** For complete: the done marker is on that node (written now, or already there). */
+const recorded = (status: NodeStatus): boolean => status === "ok" || status === "done";
 
 /**
  * What every operation of one `Locks` instance shares: the resolved options, the nodes, and one
@@ -62,7 +67,7 @@ export class LockCore {
     }
   }
 
-  /** Acquire round: `ok` (value = fence) or `held` (pttl). */
+  /** Acquire round: `ok` (value = fence), `held` (pttl), or `done` (the done marker's pttl). */
   acquireRound(
     keys: Keys,
     token: string,
@@ -77,7 +82,7 @@ export class LockCore {
       this.nodes,
       async (node) => {
         const reply = await evalScript(node, ACQUIRE, keys, args, { timeoutMs, budget, spare });
-        if (!reply.granted) return { status: "held", pttl: reply.pttl };
+        if (!reply.granted) return { status: reply.done ? "done" : "held", pttl: reply.pttl };
         return fencing
           ? { status: "ok", value: reply.fence, fence: reply.fence }
           : { status: "ok" };
@@ -156,6 +161,30 @@ export class LockCore {
         return { status, value: reply };
       },
       { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll },
+    );
+  }
+
+  /**
+   * Complete round (`once()`): turn our grant into a done marker kept `retention` ms. `ok` written
+   * (the key held our token or was absent), `done` already recorded, `held` someone else holds the
+   * key (left alone). Decided once a majority wrote or found the marker.
+   */
+  completeRound(
+    keys: Keys,
+    token: string,
+    retention: number,
+    timeoutMs: number,
+    budget: Budget | undefined,
+  ): Promise<Round<CompleteReply>> {
+    const args = [token, String(retention)];
+    return fanOut(
+      this.nodes,
+      async (node) => {
+        const reply = await evalScript(node, COMPLETE, keys, args, { timeoutMs, budget });
+        const status = reply === 1 ? "ok" : reply === 2 ? "done" : "held";
+        return { status, value: reply };
+      },
+      { quorum: this.quorum, isFor: recorded },
     );
   }
 

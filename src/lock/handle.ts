@@ -1,5 +1,5 @@
 import type { Budget } from "../budget/budget";
-import { ConfigurationError, LockLostError, QuorumError } from "../errors";
+import { ConfigurationError, LockLostError, type NodeOutcome, QuorumError } from "../errors";
 import { MAX_LEASE } from "../options";
 import { drift, validity } from "../quorum/validity";
 import { budgetShortfall, type Grant } from "./acquire";
@@ -8,6 +8,18 @@ import { unref } from "./timing";
 import type { ExtendResult, Lock, ReleaseResult } from "./types";
 
 type State = "held" | "lost" | "released";
+
+/**
+ * Result of {@link complete}: `recorded` when a majority of nodes hold the done marker (written
+ * now or already there).
+ */
+export interface CompleteResult {
+  readonly recorded: boolean;
+  readonly outcomes: readonly NodeOutcome[];
+}
+
+/** Set by the class's static block: the one way in to a handle's private completion. */
+let completeHandle: (handle: LockHandle, retention: number) => Promise<CompleteResult>;
 
 /**
  * A held lock (see {@link Lock}). Keeps its validity end on the monotonic clock, arms a timer that
@@ -33,6 +45,14 @@ export class LockHandle implements Lock {
   #extendTimer: ReturnType<typeof setTimeout> | undefined;
   #extending: Promise<ExtendResult> | undefined;
   #releasing: Promise<ReleaseResult> | undefined;
+  #completing: Promise<CompleteResult> | undefined;
+
+  static {
+    completeHandle = (handle, retention) => {
+      handle.#completing ??= handle.#completeOnce(retention);
+      return handle.#completing;
+    };
+  }
 
   constructor(core: LockCore, grant: Grant, budget: Budget | undefined, autoExtend: boolean) {
     this.#core = core;
@@ -185,8 +205,37 @@ export class LockHandle implements Lock {
   }
 
   release(): Promise<ReleaseResult> {
-    this.#releasing ??= this.#releaseOnce();
+    // After completion the key holds the done marker, which a release must not (and could not,
+    // RELEASE compares tokens) delete: report the completion instead of sending N requests.
+    this.#releasing ??=
+      this.#completing === undefined
+        ? this.#releaseOnce()
+        : this.#completing.then(({ recorded, outcomes }) => ({
+            status: recorded ? "released" : "unknown",
+            outcomes,
+          }));
     return this.#releasing;
+  }
+
+  /** See {@link complete}. */
+  async #completeOnce(retention: number): Promise<CompleteResult> {
+    // Released by the job itself: COMPLETE still records it (the key is absent, or taken over and
+    // then left alone), after that release round so the two never interleave. Read before any
+    // await: a release() called from now on reports this completion (and waits for it).
+    const releasing = this.#releasing;
+    this.#state = "released";
+    if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
+    if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
+    while (this.#extending !== undefined) await this.#extending.catch(() => {});
+    if (releasing !== undefined) await releasing;
+    const { keys, token, timeoutMs } = this.#grant;
+    const core = this.#core;
+    const round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget);
+    const { outcomes } = round;
+    const durationMs = performance.now() - round.startedAt;
+    const result = round.ok ? "recorded" : "unrecorded";
+    core.emit({ type: "complete", key: this.key, result, durationMs, outcomes });
+    return { recorded: round.ok, outcomes };
   }
 
   async #releaseOnce(): Promise<ReleaseResult> {
@@ -206,4 +255,25 @@ export class LockHandle implements Lock {
     this.#core.emit({ type: "release", key: this.key, result: status, durationMs, outcomes });
     return { status, outcomes };
   }
+}
+
+/** Whether {@link complete} can finish `lock` (it came from `createLocks`). */
+export const isCompletable = (lock: Lock): boolean => lock instanceof LockHandle;
+
+/**
+ * End a lock by turning it into a done marker kept `retention` ms (the COMPLETE round, one request
+ * per node) instead of releasing it: stops auto-extension and awaits an in-flight extension first,
+ * like `release()`. Idempotent; a later `release()` reports this completion. Never throws for node
+ * failures: `recorded` is false when fewer than a majority hold the marker. Internal to `once()`:
+ * not part of the `Lock` interface.
+ *
+ * @throws {ConfigurationError} `lock` did not come from `createLocks`
+ * @example
+ * const { recorded } = await complete(lock, 86_400_000);
+ */
+export function complete(lock: Lock, retention: number): Promise<CompleteResult> {
+  if (!(lock instanceof LockHandle)) {
+    throw new ConfigurationError("lock", "expected a lock acquired through createLocks()");
+  }
+  return completeHandle(lock, retention);
 }

@@ -161,7 +161,9 @@ export interface ForceReleaseResult {
 
 /**
  * Events for the `onEvent` hook. Never contain a token.
- * `acquire`: one per round; `extend`/`release`: one per call; `lost`: the lock's signal aborted.
+ * `acquire`: one per round; `extend`/`release`: one per call; `complete`: a `once()` job's lock
+ * became its done marker (`unrecorded`: fewer than a majority of nodes hold it); `lost`: the
+ * lock's signal aborted.
  *
  * @example
  * createLocks({ nodes, onEvent: (e) => metrics.count(`lock.${e.type}`, e.type === "lost" ? e.reason : e.result) });
@@ -186,6 +188,13 @@ export type LockEvent =
       readonly type: "release";
       readonly key: string;
       readonly result: ReleaseResult["status"];
+      readonly durationMs: number;
+      readonly outcomes: readonly NodeOutcome[];
+    }
+  | {
+      readonly type: "complete";
+      readonly key: string;
+      readonly result: "recorded" | "unrecorded";
       readonly durationMs: number;
       readonly outcomes: readonly NodeOutcome[];
     }

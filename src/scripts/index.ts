@@ -1,5 +1,5 @@
 /**
- * The Lua scripts (acquire, extend, release, fence raise, inspect, force release), their SHA-1
+ * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete), their SHA-1
  * literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL path.
  *
  * @module
@@ -9,6 +9,8 @@ export {
   ACQUIRE,
   type AcquireReply,
   type CasReply,
+  COMPLETE,
+  type CompleteReply,
   EXTEND,
   FENCE_RAISE,
   FORCE_RELEASE,

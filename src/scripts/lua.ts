@@ -11,7 +11,9 @@
 
 /**
  * Acquire. ARGV[1] = token, ARGV[2] = ttl ms, ARGV[3] = "1" to issue a fence.
- * Returns {1, fence} when granted (fence 0 without fencing), {0, pttl} when held by another.
+ * Returns {1, fence} when granted (fence 0 without fencing), {0, pttl} when held by another,
+ * {2, pttl} when the key holds a done marker (`done:<token>`, written by COMPLETE; tokens are hex,
+ * so no token starts with `done:`), pttl being the marker's remaining retention.
  */
 export const ACQUIRE_LUA = `-- edgelock acquire
 local current = redis.call("GET", KEYS[1])
@@ -23,6 +25,10 @@ if current == false then
     fence = redis.call("INCR", KEYS[2])
   end
   return {1, fence}
+end
+if string.sub(current, 1, 5) == "done:" then
+  -- a once() job finished under this key: report how long the marker is kept
+  return {2, redis.call("PTTL", KEYS[1])}
 end
 if current == ARGV[1] then
   -- already ours (a retried request): refresh the TTL, never count a second fence
@@ -99,4 +105,26 @@ return {pttl, fence}
  */
 export const FORCE_RELEASE_LUA = `-- edgelock force release
 return redis.call("DEL", KEYS[1])
+`;
+
+/**
+ * Complete (once()): turn our lock into a done marker. ARGV[1] = token, ARGV[2] = retention ms.
+ * Uses KEYS[1] only. Returns 1 when it wrote `done:<token>` with `PX retention` (the key held our
+ * token, or was absent: our grant expired but the job did finish), 2 when a done marker is
+ * already there (a re-sent request, or another run recorded it), 0 when another holder has the
+ * key now (left alone).
+ */
+export const COMPLETE_LUA = `-- edgelock complete
+local current = redis.call("GET", KEYS[1])
+if current == ARGV[1] or current == false then
+  -- ours, or our grant expired after the job finished: record the job as done
+  redis.call("SET", KEYS[1], "done:" .. ARGV[1], "PX", ARGV[2])
+  return 1
+end
+if string.sub(current, 1, 5) == "done:" then
+  -- already recorded
+  return 2
+end
+-- someone else holds it now: leave it alone
+return 0
 `;

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { ACQUIRE, EXTEND, FENCE_RAISE, FORCE_RELEASE, INSPECT, RELEASE, SCRIPTS } from "./scripts";
+import {
+  ACQUIRE,
+  COMPLETE,
+  EXTEND,
+  FENCE_RAISE,
+  FORCE_RELEASE,
+  INSPECT,
+  RELEASE,
+  SCRIPTS,
+} from "./scripts";
 
 async function sha1(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
@@ -27,6 +36,12 @@ describe("scripts", () => {
     expect(ACQUIRE.parse([1, 7])).toEqual({ granted: true, fence: 7 });
     expect(ACQUIRE.parse([0, 5300])).toEqual({ granted: false, pttl: 5300 });
     expect(ACQUIRE.parse([0, -1])).toEqual({ granted: false, pttl: -1 });
+    expect(ACQUIRE.parse([2, 86_400_000])).toEqual({
+      granted: false,
+      done: true,
+      pttl: 86_400_000,
+    });
+    expect(ACQUIRE.parse([2, -1])).toEqual({ granted: false, done: true, pttl: -1 });
     for (const bad of [
       null,
       "OK",
@@ -34,7 +49,9 @@ describe("scripts", () => {
       [1],
       [1, 2, 3],
       ["1", "0"],
-      [2, 0],
+      [3, 0],
+      [2, -2],
+      ["2", 5],
       [1, -1],
       [0, -3],
       [1, 0.5],
@@ -52,6 +69,22 @@ describe("scripts", () => {
       for (const bad of [2, "1", null, [1], true, undefined])
         expect(script.parse(bad)).toBeUndefined();
     }
+  });
+
+  it("complete reply codes", () => {
+    expect(COMPLETE.parse(1)).toBe(1);
+    expect(COMPLETE.parse(2)).toBe(2);
+    expect(COMPLETE.parse(0)).toBe(0);
+    for (const bad of [-1, 3, "1", null, [1], true, undefined]) {
+      expect(COMPLETE.parse(bad)).toBeUndefined();
+    }
+  });
+
+  it("acquire and complete agree on the done marker", () => {
+    // Tokens are 32 hex characters, so no token can look like a marker.
+    expect(COMPLETE.lua).toContain('"done:" .. ARGV[1]');
+    expect(ACQUIRE.lua).toContain('string.sub(current, 1, 5) == "done:"');
+    expect(COMPLETE.lua).toContain('string.sub(current, 1, 5) == "done:"');
   });
 
   it("fence raise, inspect and force release shapes", () => {

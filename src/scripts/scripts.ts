@@ -1,5 +1,6 @@
 import {
   ACQUIRE_LUA,
+  COMPLETE_LUA,
   EXTEND_LUA,
   FENCE_RAISE_LUA,
   FORCE_RELEASE_LUA,
@@ -28,10 +29,13 @@ function intArray(reply: unknown, length: number): number[] | undefined {
     : undefined;
 }
 
-/** Acquire reply: `granted` with `fence` (0 without fencing), or held with the holder's `pttl`. */
+/**
+ * Acquire reply: `granted` with `fence` (0 without fencing); or not granted with the key's `pttl`,
+ * and `done: true` when the key holds a done marker of `once()` rather than another holder's token.
+ */
 export type AcquireReply =
   | { readonly granted: true; readonly fence: number }
-  | { readonly granted: false; readonly pttl: number };
+  | { readonly granted: false; readonly pttl: number; readonly done?: true };
 
 /** Extend / release reply: 1 done, 0 expired or absent, -1 held by someone else. */
 export type CasReply = 1 | 0 | -1;
@@ -49,13 +53,15 @@ const casCode = (reply: unknown): CasReply | undefined =>
 export const ACQUIRE: Script<AcquireReply> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
-  sha1: "07a34a5fdb033af24f1f44f210876dbbaf3cd984",
+  sha1: "d1d2be6729225437a4fca14b9d45531623b0b9d8",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
     const [flag, value] = pair as [number, number];
     if (flag === 1 && value >= 0) return { granted: true, fence: value };
     if (flag === 0 && value >= -2) return { granted: false, pttl: value };
+    // The marker exists (the script just read it), so its PTTL is never -2.
+    if (flag === 2 && value >= -1) return { granted: false, done: true, pttl: value };
     return undefined;
   },
 };
@@ -97,6 +103,17 @@ export const INSPECT: Script<InspectReply> = {
   },
 };
 
+/** Complete reply: 1 done marker written, 2 already done, 0 held by someone else (untouched). */
+export type CompleteReply = 1 | 2 | 0;
+
+/** See `COMPLETE_LUA`. */
+export const COMPLETE: Script<CompleteReply> = {
+  name: "complete",
+  lua: COMPLETE_LUA,
+  sha1: "5e8b32e1004f455c5ff96333f8c559152cc445d9",
+  parse: (reply) => (reply === 1 || reply === 2 || reply === 0 ? reply : undefined),
+};
+
 /** See `FORCE_RELEASE_LUA`; the reply is the number of deleted keys. */
 export const FORCE_RELEASE: Script<number> = {
   name: "force-release",
@@ -113,4 +130,5 @@ export const SCRIPTS: readonly Script<unknown>[] = [
   FENCE_RAISE,
   INSPECT,
   FORCE_RELEASE,
+  COMPLETE,
 ];

@@ -1,0 +1,123 @@
+import type { Context, Handler, ScheduledEvent } from "aws-lambda";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { isConfigurationError } from "../../errors";
+import { createLocks } from "../../lock";
+import type { Lock } from "../../lock/types";
+import { dedupeScheduled, type LambdaContext, type ScheduledSkipped, scheduledKey } from "./index";
+
+// Never contacted: the cases below fail before any node request.
+const locks = createLocks({ nodes: [{ url: "http://127.0.0.1:9", token: "unused" }] });
+const job = async () => "ok";
+const RULE = "arn:aws:events:us-east-1:123456789012:rule/daily-report";
+const SCHEDULE = "arn:aws:scheduler:us-east-1:123456789012:schedule/default/nightly";
+
+function optionOf(run: () => unknown): string | undefined {
+  try {
+    run();
+  } catch (error) {
+    if (isConfigurationError(error)) return error.option;
+    throw error;
+  }
+  return undefined;
+}
+
+const context = {
+  getRemainingTimeInMillis: () => 10_000,
+} as LambdaContext;
+
+describe("scheduledKey", () => {
+  it("EventBridge rule: rule ARN + time", () => {
+    const event = {
+      version: "0",
+      id: "53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa",
+      "detail-type": "Scheduled Event",
+      source: "aws.events",
+      account: "123456789012",
+      time: "2026-01-01T03:00:00Z",
+      region: "us-east-1",
+      resources: [RULE],
+      detail: {},
+    };
+    expect(scheduledKey(event)).toBe(`scheduled:${RULE}:2026-01-01T03:00:00Z`);
+    // Another delivery of the same occurrence (another id) has the same key.
+    expect(scheduledKey({ ...event, id: "another" })).toBe(scheduledKey(event));
+    expect(scheduledKey({ ...event, time: "2026-01-02T03:00:00Z" })).not.toBe(scheduledKey(event));
+  });
+
+  it("Scheduler input: schedule ARN + scheduled time, never the execution id", () => {
+    const attempt = (executionId: string, attemptNumber: string) => ({
+      scheduleArn: SCHEDULE,
+      scheduledTime: "2026-01-01T03:00:00Z",
+      executionId,
+      attemptNumber,
+    });
+    expect(scheduledKey(attempt("a", "1"))).toBe(`scheduled:${SCHEDULE}:2026-01-01T03:00:00Z`);
+    expect(scheduledKey(attempt("b", "2"))).toBe(scheduledKey(attempt("a", "1")));
+    expect(
+      scheduledKey({ "schedule-arn": SCHEDULE, "scheduled-time": "2026-01-01T03:00:00Z" }),
+    ).toBe(`scheduled:${SCHEDULE}:2026-01-01T03:00:00Z`);
+  });
+
+  it.each([
+    null,
+    "event",
+    [],
+    {},
+    { executionId: "x" },
+    { scheduleArn: SCHEDULE },
+    { scheduledTime: "2026-01-01T03:00:00Z" },
+    { scheduleArn: "", scheduledTime: "2026-01-01T03:00:00Z" },
+    { "detail-type": "Scheduled Event", source: "aws.events", time: "t", resources: [] },
+    { "detail-type": "Scheduled Event", source: "aws.events", resources: [RULE] },
+    { "detail-type": "Object Created", source: "aws.s3", time: "t", resources: [RULE] },
+  ])("no key from %j", (event) => {
+    expect(scheduledKey(event)).toBeUndefined();
+  });
+});
+
+describe("dedupeScheduled (Lambda) options", () => {
+  it.each([
+    ["handler", () => dedupeScheduled("nope" as never, { locks })],
+    ["options", () => dedupeScheduled(job, null as never)],
+    ["locks", () => dedupeScheduled(job, { locks: {} as never })],
+    ["key", () => dedupeScheduled(job, { locks, key: "k" as never })],
+    ["retention", () => dedupeScheduled(job, { locks, retention: 0 })],
+    ["lease", () => dedupeScheduled(job, { locks, lease: 1.5 })],
+    ["margin", () => dedupeScheduled(job, { locks, margin: -1 })],
+    ["reserve", () => dedupeScheduled(job, { locks, reserve: Number.NaN })],
+    ["wait", () => dedupeScheduled(job, { locks, wait: 100 } as never)],
+  ])("rejects a bad `%s` when wrapping", (option, wrap) => {
+    expect(optionOf(wrap)).toBe(option);
+  });
+
+  it("an event without a derivable key fails with ConfigurationError `key`, naming no value", async () => {
+    const handler = dedupeScheduled(job, { locks });
+    const error = await handler({ secret: "do-not-echo" }, context).catch((e: unknown) => e);
+    expect(isConfigurationError(error) && error.option).toBe("key");
+    expect(String((error as Error).message)).not.toContain("do-not-echo");
+  });
+
+  it("a context without getRemainingTimeInMillis fails with `context`", async () => {
+    const handler = dedupeScheduled(job, { locks });
+    const error = await handler({}, {} as LambdaContext).catch((e: unknown) => e);
+    expect(isConfigurationError(error) && error.option).toBe("context");
+  });
+
+  it("returns a two-parameter async handler that fits Handler<ScheduledEvent, …>", () => {
+    const handler = dedupeScheduled(
+      async (event: ScheduledEvent, ctx, lock) => {
+        expectTypeOf(ctx).toEqualTypeOf<LambdaContext>();
+        expectTypeOf(lock).toEqualTypeOf<Lock>();
+        return { at: event.time };
+      },
+      { locks: () => locks, retention: 3_600_000, lease: 30_000, margin: 0, reserve: 0 },
+    );
+    expect(handler.length).toBe(2);
+    expectTypeOf(handler).toExtend<Handler<ScheduledEvent, { at: string } | ScheduledSkipped>>();
+    const withContext = dedupeScheduled(async (_event: unknown, ctx: Context) => ctx.awsRequestId, {
+      locks,
+      key: (_event, ctx) => ctx.functionName,
+    });
+    expectTypeOf(withContext).toExtend<Handler<unknown, string | ScheduledSkipped>>();
+  });
+});

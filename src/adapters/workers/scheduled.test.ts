@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { isConfigurationError } from "../../errors";
+import { createLocks } from "../../lock";
+import { dedupeScheduled } from "./index";
+
+// Never contacted: wrapping validates options only.
+const locks = createLocks({ nodes: [{ url: "http://127.0.0.1:9", token: "unused" }] });
+const job = async () => {};
+
+function optionOf(wrap: () => unknown): string | undefined {
+  try {
+    wrap();
+  } catch (error) {
+    if (isConfigurationError(error)) return error.option;
+    throw error;
+  }
+  return undefined;
+}
+
+describe("dedupeScheduled (Workers) options", () => {
+  it.each([
+    ["handler", () => dedupeScheduled(42 as never, { locks })],
+    ["options", () => dedupeScheduled(job, undefined as never)],
+    ["locks", () => dedupeScheduled(job, { locks: "locks" as never })],
+    ["key", () => dedupeScheduled(job, { locks, key: "k" as never })],
+    ["retention", () => dedupeScheduled(job, { locks, retention: -5 })],
+    ["lease", () => dedupeScheduled(job, { locks, lease: 0 })],
+    ["budget", () => dedupeScheduled(job, { locks, budget: {} as never })],
+    ["onSkip", () => dedupeScheduled(job, { locks, onSkip: true as never })],
+    ["noRetry", () => dedupeScheduled(job, { locks, noRetry: false } as never)],
+  ])("rejects a bad `%s` when wrapping", (option, wrap) => {
+    expect(optionOf(wrap)).toBe(option);
+  });
+
+  it("accepts a complete configuration", () => {
+    const scheduled = dedupeScheduled(job, {
+      locks: () => locks,
+      key: (controller) => `report:${controller.scheduledTime}`,
+      retention: 3_600_000,
+      lease: 60_000,
+      budget: () => ({}) as never,
+      onSkip: () => {},
+    });
+    expect(scheduled.length).toBe(3);
+  });
+});

@@ -1,0 +1,99 @@
+import { budget as budgets } from "../../budget";
+import { once } from "../../dedupe/once";
+import { checkFunction, checkKnown, checkRetention, positiveMs } from "../../dedupe/options";
+import { ConfigurationError } from "../../errors";
+import type { Locks } from "../../lock/types";
+import type {
+  DedupedScheduledHandler,
+  DedupeScheduledOptions,
+  ScheduledControllerLike,
+  ScheduledHandler,
+} from "./scheduled-types";
+
+const KNOWN = new Set(["locks", "key", "retention", "lease", "budget", "onSkip"]);
+
+const isLocks = (value: unknown): value is Locks =>
+  typeof value === "object" &&
+  value !== null &&
+  typeof (value as { acquire?: unknown }).acquire === "function";
+
+/**
+ * Run a Cloudflare Cron Trigger at most once per scheduled time. Cron events are delivered at
+ * least once (and a failed run may be retried); each event goes through `once()` under the key
+ * `scheduled:${cron}:${scheduledTime}` (`scheduledTime` is the planned time, the same for every
+ * duplicate and retry):
+ * - first event: takes the lock (auto-extended), runs `handler(controller, env, ctx, lock)`, and
+ *   on success leaves a done marker for `retention` ms;
+ * - a duplicate while it runs, or after it finished: skipped: `controller.noRetry()`, then
+ *   `onSkip`, and the event ends normally;
+ * - `handler` throws: the lock is released (no marker) and the error rethrown, so the runtime's
+ *   retry can run the job; lock failures (`QuorumError`, `BudgetExhaustedError`) are rethrown
+ *   too, without running `handler`.
+ * A run whose marker could not be written on a majority of nodes still ends normally; the
+ * manager's `onEvent` reports it (`{ type: "complete", result: "unrecorded" }`), and a later
+ * duplicate may run again.
+ *
+ * Defaults: `key` as above, `retention` 24 h, `lease` from `createLocks`, `budget`
+ * `budget.workersScheduled()` (15 min of wall time, 50 subrequests). Uncontended cost: 2N
+ * subrequests (acquire + done marker); a skipped duplicate costs N.
+ *
+ * @param handler `(controller, env, ctx, lock) => Promise<void>`
+ * @param options see {@link DedupeScheduledOptions}
+ * @returns `(controller, env, ctx) => Promise<void>`, an `ExportedHandlerScheduledHandler<Env>`
+ * @throws {ConfigurationError} at wrap time, naming the invalid option
+ * @example
+ * import { createLocks } from "edgelock";
+ * import { dedupeScheduled, nodesFromEnv } from "edgelock/workers";
+ *
+ * export default {
+ *   scheduled: dedupeScheduled(
+ *     async (controller, env, ctx, lock) => {
+ *       await sendDailyDigest(env, { signal: lock.signal });
+ *     },
+ *     { locks: (env) => createLocks({ nodes: nodesFromEnv(env) }), lease: 60_000 },
+ *   ),
+ * } satisfies ExportedHandler<Env>;
+ */
+export function dedupeScheduled<
+  Env,
+  Controller extends ScheduledControllerLike = ScheduledControllerLike,
+  Ctx = unknown,
+>(
+  handler: DedupedScheduledHandler<Env, Controller, Ctx>,
+  options: DedupeScheduledOptions<Env, NoInfer<Controller>>,
+): ScheduledHandler<Env, Controller, Ctx> {
+  checkFunction("handler", handler);
+  checkKnown(options, KNOWN, "dedupeScheduled");
+  const { locks, key, budget, onSkip } = options;
+  if (typeof locks !== "function" && !isLocks(locks)) {
+    throw new ConfigurationError(
+      "locks",
+      "expected the manager from createLocks() or a function of the env returning it",
+    );
+  }
+  if (key !== undefined) checkFunction("key", key);
+  if (budget !== undefined) checkFunction("budget", budget);
+  if (onSkip !== undefined) checkFunction("onSkip", onSkip);
+  const retention = checkRetention(options.retention);
+  const lease = positiveMs("lease", options.lease);
+
+  return async function dedupedScheduled(controller: Controller, env: Env, ctx: Ctx) {
+    const manager = typeof locks === "function" ? locks(env) : locks;
+    const runKey =
+      key === undefined
+        ? `scheduled:${controller.cron}:${controller.scheduledTime}`
+        : key(controller, env);
+    const result = await once(manager, runKey, (lock) => handler(controller, env, ctx, lock), {
+      retention,
+      budget: budget === undefined ? budgets.workersScheduled() : budget(controller, env),
+      ...(lease === undefined ? {} : { lease }),
+    });
+    if (result.status === "ran") return;
+    controller.noRetry();
+    await onSkip?.(
+      { key: runKey, reason: result.reason, retryAfter: result.retryAfter },
+      controller,
+      env,
+    );
+  };
+}
