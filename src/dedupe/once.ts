@@ -3,7 +3,8 @@ import { ConfigurationError, isLockBusyError, type LockBusyError } from "../erro
 import { complete, isCompletable } from "../lock/handle";
 import { random, sleep } from "../lock/timing";
 import type { AcquireOptions, Lock, Locks } from "../lock/types";
-import { checkFunction, checkKnown, checkRetention, positiveMs } from "./options";
+import { checkFunction, checkKnown, isLocks, optionalMs } from "../validate";
+import { checkRetention } from "./options";
 import type { OnceOptions, OnceResult } from "./types";
 
 const KNOWN = new Set(["lease", "retention", "budget", "signal"]);
@@ -16,11 +17,6 @@ const KNOWN = new Set(["lease", "retention", "budget", "signal"]);
 const CONTENDED_RETRIES = 2;
 /** Upper bound of the first contended pause in ms; doubles per retry. */
 const CONTENDED_PAUSE = 100;
-
-const isLocks = (value: unknown): value is Locks =>
-  typeof value === "object" &&
-  value !== null &&
-  typeof (value as { acquire?: unknown }).acquire === "function";
 
 /** Acquire without waiting, retrying only a round that split between simultaneous starters. */
 async function acquireOrBusy(
@@ -95,7 +91,7 @@ export async function once<T>(
   checkFunction("fn", fn);
   checkKnown(options, KNOWN, "once");
   const retention = checkRetention(options.retention);
-  const lease = positiveMs("lease", options.lease);
+  const lease = optionalMs("lease", options.lease, 1);
   const budget: Budget | undefined = options.budget;
   const acquire: AcquireOptions = {
     wait: 0,

@@ -10,6 +10,7 @@ import {
   type QuorumError,
 } from "../../errors";
 import type { Lock, Locks } from "../../lock";
+import { isLocks, optionalMs } from "../../validate";
 import { busyResponse, unavailableResponse } from "./problem";
 
 /** Variables the middleware sets: `c.var.lock` is the held {@link Lock}. */
@@ -71,19 +72,14 @@ function validate(options: LockOptions): void {
     if (!KNOWN.has(name)) throw new ConfigurationError(name, "unknown option of lock()");
   }
   const { locks, lease, wait, fencing } = options;
-  const isLocks = typeof locks === "object" && locks !== null && "acquire" in locks;
-  if (typeof locks !== "function" && !isLocks) {
+  if (typeof locks !== "function" && !isLocks(locks)) {
     throw new ConfigurationError("locks", "expected createLocks(...) or a function (c) => Locks");
   }
   if (typeof options.key !== "function") {
     throw new ConfigurationError("key", "expected a function (c) => string");
   }
-  if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0)) {
-    throw new ConfigurationError("lease", `expected a positive integer (ms), got ${String(lease)}`);
-  }
-  if (wait !== undefined && !(Number.isSafeInteger(wait) && wait >= 0)) {
-    throw new ConfigurationError("wait", `expected an integer >= 0 (ms), got ${String(wait)}`);
-  }
+  optionalMs("lease", lease, 1);
+  optionalMs("wait", wait, 0);
   if (fencing !== undefined && typeof fencing !== "boolean") {
     throw new ConfigurationError("fencing", `expected a boolean, got ${String(fencing)}`);
   }

@@ -1,29 +1,19 @@
 import { budget, type LambdaContextLike } from "../../budget";
 import { once } from "../../dedupe/once";
-import { checkFunction, checkKnown, checkRetention, positiveMs } from "../../dedupe/options";
+import { checkRetention } from "../../dedupe/options";
 import { ConfigurationError } from "../../errors";
-import type { Locks } from "../../lock/types";
+import {
+  checkFunction,
+  checkKnown,
+  checkLocksOption,
+  optionalMs,
+  optionalNonNegative,
+} from "../../validate";
 import { scheduledKey } from "./scheduled-key";
 import type { DedupeScheduledOptions, ScheduledJob, ScheduledSkipped } from "./scheduled-types";
 import type { LambdaContext, LambdaHandler } from "./types";
 
 const KNOWN = new Set(["locks", "key", "retention", "lease", "margin", "reserve"]);
-
-const isLocks = (value: unknown): value is Locks =>
-  typeof value === "object" &&
-  value !== null &&
-  typeof (value as { acquire?: unknown }).acquire === "function";
-
-function nonNegative(option: string, value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-    throw new ConfigurationError(
-      option,
-      `expected a finite number >= 0 (ms), got ${String(value)}`,
-    );
-  }
-  return value;
-}
 
 /**
  * Run a scheduled Lambda (EventBridge rule or EventBridge Scheduler) at most once per occurrence.
@@ -79,17 +69,12 @@ export function dedupeScheduled<
   checkFunction("handler", handler);
   checkKnown(options, KNOWN, "dedupeScheduled");
   const { locks, key } = options;
-  if (typeof locks !== "function" && !isLocks(locks)) {
-    throw new ConfigurationError(
-      "locks",
-      "expected the manager from createLocks() or a function returning it",
-    );
-  }
+  checkLocksOption(locks);
   if (key !== undefined) checkFunction("key", key);
   const retention = checkRetention(options.retention);
-  const lease = positiveMs("lease", options.lease);
-  const margin = nonNegative("margin", options.margin);
-  const reserve = nonNegative("reserve", options.reserve);
+  const lease = optionalMs("lease", options.lease, 1);
+  const margin = optionalNonNegative("margin", options.margin);
+  const reserve = optionalNonNegative("reserve", options.reserve);
   const budgetOptions = {
     ...(margin === undefined ? {} : { margin }),
     ...(reserve === undefined ? {} : { reserve }),

@@ -1,8 +1,7 @@
 import { budget as budgets } from "../../budget";
 import { once } from "../../dedupe/once";
-import { checkFunction, checkKnown, checkRetention, positiveMs } from "../../dedupe/options";
-import { ConfigurationError } from "../../errors";
-import type { Locks } from "../../lock/types";
+import { checkRetention } from "../../dedupe/options";
+import { checkFunction, checkKnown, checkLocksOption, optionalMs } from "../../validate";
 import type {
   DedupedScheduledHandler,
   DedupeScheduledOptions,
@@ -11,11 +10,6 @@ import type {
 } from "./scheduled-types";
 
 const KNOWN = new Set(["locks", "key", "retention", "lease", "budget", "onSkip"]);
-
-const isLocks = (value: unknown): value is Locks =>
-  typeof value === "object" &&
-  value !== null &&
-  typeof (value as { acquire?: unknown }).acquire === "function";
 
 /**
  * Run a Cloudflare Cron Trigger at most once per scheduled time. Cron events are delivered at
@@ -65,17 +59,12 @@ export function dedupeScheduled<
   checkFunction("handler", handler);
   checkKnown(options, KNOWN, "dedupeScheduled");
   const { locks, key, budget, onSkip } = options;
-  if (typeof locks !== "function" && !isLocks(locks)) {
-    throw new ConfigurationError(
-      "locks",
-      "expected the manager from createLocks() or a function of the env returning it",
-    );
-  }
+  checkLocksOption(locks);
   if (key !== undefined) checkFunction("key", key);
   if (budget !== undefined) checkFunction("budget", budget);
   if (onSkip !== undefined) checkFunction("onSkip", onSkip);
   const retention = checkRetention(options.retention);
-  const lease = positiveMs("lease", options.lease);
+  const lease = optionalMs("lease", options.lease, 1);
 
   return async function dedupedScheduled(controller: Controller, env: Env, ctx: Ctx) {
     const manager = typeof locks === "function" ? locks(env) : locks;
