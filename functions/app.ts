@@ -31,8 +31,11 @@ interface Invoice {
   paidAt: string | undefined;
 }
 
-/** Resolve after `ms`; reject with the signal's reason (e.g. `LockLostError`) if it aborts first. */
-function work(ms: number, signal: AbortSignal): Promise<void> {
+/**
+ * Simulated work (a payment call, a report step): resolve after `ms`; reject with the signal's
+ * reason (e.g. `LockLostError`) if it aborts first.
+ */
+export function work(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted();
     const onAbort = () => {

@@ -26,7 +26,7 @@ import { handle } from "hono/aws-lambda";
 import { budget, createLocks, type Locks } from "../src";
 import { dedupeScheduled, withLock } from "../src/adapters/lambda";
 import { nodesFromEnv } from "../src/adapters/workers";
-import { createApp, REPORT_KEY, rebuildDailyReport } from "./app";
+import { createApp, REPORT_KEY, rebuildDailyReport, work } from "./app";
 
 let locks: Locks | undefined;
 
@@ -89,22 +89,6 @@ const INVOICE_LEASE_MS = 5_000;
 // invoice apart, not this map.
 const charges = new Map<string, number>();
 
-/** The payment provider call: resolves after `ms`, rejects with `signal.reason` on abort. */
-function pay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    signal.throwIfAborted();
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 /**
  * Charge an invoice, one invocation at a time per invoice; a paid invoice is not charged again.
  * It locks the same key as `POST /invoices/:id/charge`, so the two entry points exclude each other.
@@ -122,7 +106,7 @@ export const chargeInvoice = withLock(
     if (done > 0) return { invoiceId, status: "already_paid", charges: done };
     // Between the read above and the write below we await the provider: without the lock, a
     // concurrent invocation would see the invoice unpaid and charge it again.
-    await pay(PAYMENT_MS, lock.signal);
+    await work(PAYMENT_MS, lock.signal); // the payment provider call
     charges.set(invoiceId, done + 1);
     return { invoiceId, status: "charged", charges: done + 1 };
   },
