@@ -1,17 +1,14 @@
 import type { Budget } from "../budget/budget";
-import {
-  BudgetExhaustedError,
-  LockBusyError,
-  type LockError,
-  type NodeOutcome,
-  QuorumError,
-} from "../errors";
-import type { RestNode } from "../node/node";
+import { LockBusyError, type LockError, type NodeOutcome } from "../errors";
 import type { ResolvedCall } from "../options";
-import type { Round } from "../quorum/fanout";
-import { bestValidity, drift, freeAfter, isValidGrant, validity } from "../quorum/validity";
+import type { NodeAnswer, Round } from "../quorum/fanout";
+import { drift, isValidGrant, validity } from "../quorum/validity";
+import { Backoff } from "./backoff";
 import type { Keys, LockCore } from "./core";
-import { newToken, retryDelay, sleep } from "./timing";
+import { budgetShortfall, cleanup, failureOf, isDone, unheardFailure } from "./failure";
+import { type Holds, holdsOf } from "./holds";
+import type { LocalHold, LocalLine, NextRound, Offer, Ticket } from "./queue";
+import { newToken, random, sleep } from "./timing";
 
 /** A successful acquisition, before it is wrapped in a `Lock`. */
 export interface Grant {
@@ -24,122 +21,120 @@ export interface Grant {
   readonly validUntil: number;
   readonly timeoutMs: number;
   readonly outcomes: readonly NodeOutcome[];
+  /**
+   * Per node: whether our token may be there (see {@link holdsOf}). Release, handover and extend
+   * follow it, so none of them overtakes an acquire request still in flight on a slow node.
+   */
+  readonly holds: Holds;
+  /**
+   * This grant in its key's line: `end()` tells the callers of the same `Locks` waiting for the key
+   * that it ended (released, completed, lost: the first of them asks at once; idempotent), and
+   * `renew()` moves its validity end on extension.
+   */
+  readonly local: LocalHold;
 }
 
 /**
- * Why the budget cannot cover one more round (time beyond `reserve`, minimum validity, or
- * `requests` subrequests: a round's cost plus N for the release), or `undefined` when it can.
+ * One look at the lock with `token`. Without `probeAt`, the acquire round on every node. With it,
+ * the acquire script on that node first (one request): only if it granted there are the other
+ * nodes asked, and the round then counts from the probe's start (the probed node's TTL runs from
+ * there). A probe that did not grant comes back as a round of that one node.
  */
-export function budgetShortfall(
+async function look(
   core: LockCore,
-  budget: Budget,
-  ttl: number,
-  requests: number,
-  reserve: number = budget.reserve,
-): BudgetExhaustedError | undefined {
-  const remaining = budget.remaining();
-  const left = budget.remainingSubrequests();
-  const { driftFactor, minValidity } = core.options;
-  let why: string | undefined;
-  if (remaining - reserve <= 0) {
-    why = `${Math.round(remaining)} ms left, ${reserve} ms reserved for the work`;
-  } else if (bestValidity(ttl, driftFactor) < Math.max(1, minValidity)) {
-    why = `a ${ttl} ms grant could not reach minValidity (${minValidity} ms)`;
-  } else if (left < requests) {
-    why = `${left} subrequests left, ${requests} needed (round + release)`;
-  }
-  return why === undefined
-    ? undefined
-    : new BudgetExhaustedError(`budget exhausted: ${why}`, remaining, left);
-}
-
-const mayHaveGranted = (o: NodeOutcome) =>
-  o.status === "ok" || o.status === "timeout" || o.status === "error" || o.status === "pending";
-
-/**
- * Release the failed round's token on every node that may have granted it (timeouts and errors
- * included). Only the release on nodes that granted is awaited: they just answered, so it is
- * quick, and it must land before the next round. A node that timed out, failed or is still in
- * flight is released in the background: waiting on it would let one slow node slow every failed
- * acquire. Each round has a fresh token, so a late cleanup can never touch a later round's grant;
- * whatever a cleanup misses expires with its TTL.
- */
-async function cleanup(
-  core: LockCore,
-  round: Round<number>,
   keys: Keys,
   token: string,
+  ttl: number,
   timeoutMs: number,
   budget: Budget | undefined,
-): Promise<void> {
-  const granted: RestNode[] = [];
-  const doubtful: RestNode[] = [];
-  round.outcomes.forEach((outcome, position) => {
-    const node = core.nodes[position] as RestNode;
-    if (outcome.status === "ok") granted.push(node);
-    else if (outcome.status === "pending") {
-      const late = (round.each[position] as Promise<NodeOutcome>).then((final) =>
-        mayHaveGranted(final)
-          ? core.releaseRound(keys, token, timeoutMs, budget, [node], true)
-          : undefined,
-      );
-      void late.catch(() => {});
-    } else if (mayHaveGranted(outcome)) doubtful.push(node);
-  });
-  if (doubtful.length > 0) {
-    void core.releaseRound(keys, token, timeoutMs, budget, doubtful, true).catch(() => {});
-  }
-  if (granted.length > 0) await core.releaseRound(keys, token, timeoutMs, budget, granted, true);
+  probeAt: number | undefined,
+): Promise<Round<number>> {
+  if (probeAt === undefined) return core.acquireRound(keys, token, ttl, timeoutMs, budget);
+  const probe = await core.probeRound(probeAt, keys, token, ttl, timeoutMs, budget);
+  if (probe.outcomes[0]?.status !== "ok") return probe;
+  const fence = probe.values.get(probeAt) ?? 0;
+  const answer: NodeAnswer<number> = { status: "ok", value: fence, fence };
+  const known = new Map([[probeAt, answer]]);
+  const round = await core.acquireRound(keys, token, ttl, timeoutMs, budget, known);
+  return { ...round, startedAt: probe.startedAt };
 }
 
-const isDone = (o: NodeOutcome) => o.status === "done";
+/** A round a releasing grant of this instance runs for us (see `handoverRound`). */
+interface Handed {
+  readonly round: Promise<Round<number>>;
+  readonly next: NextRound;
+}
 
 /**
- * The error for a failed round: busy whenever a node holds a done marker (a finished `once()` job
- * keeps its key until the marker expires; `retryAfter` = the marker's PTTL); a `QuorumError` when
- * failures alone rule out a majority (or the round failed for a reason of its own, `why`);
- * otherwise, if another holder answered, busy.
+ * Wait in `line` until `ticket`'s turn (first, nothing held here) or `until`. While first behind a
+ * grant held here, stand ready to take over from it: its release then runs our next round, sized
+ * by `next()` at that moment; wake at that grant's validity end at the latest. Behind other
+ * waiters, wake every `patience` to drop a first waiter whose caller is gone, and join again at
+ * the end if this one was dropped itself (it was only slow). Resolves with the handed-over round,
+ * or whether the turn came (`false`: the time ran out or `signal` aborted).
  */
-function failureOf(
-  core: LockCore,
-  key: string,
-  outcomes: readonly NodeOutcome[],
-  why: string | undefined,
-  cause?: unknown,
-): LockError {
-  const held = outcomes.filter((o) => o.status === "held");
-  const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
-  const options = cause === undefined ? { outcomes } : { outcomes, cause };
-  const markers = outcomes.filter(isDone).map((o) => o.pttl ?? -1);
-  if (markers.length > 0) {
-    const kept = markers.filter((p) => p >= 0);
-    const retryAfter = kept.length > 0 ? Math.max(...kept) : core.options.retryDelayMax;
-    return new LockBusyError(key, retryAfter, options);
+async function waitTurn(
+  line: LocalLine,
+  ticket: Ticket,
+  until: number,
+  signal: AbortSignal | undefined,
+  next: () => NextRound | undefined,
+): Promise<Handed | boolean> {
+  let sized: NextRound | undefined;
+  let taken: Promise<Round<number>> | undefined;
+  const offer: Offer = {
+    next: () => {
+      sized = next();
+      return sized;
+    },
+    accept: (round) => {
+      taken = round;
+    },
+  };
+  try {
+    for (let now = performance.now(); taken === undefined; now = performance.now()) {
+      line.rejoin(ticket);
+      line.seen(ticket);
+      line.prune(ticket, now);
+      if (line.isTurn(ticket, now)) break;
+      if (until <= now || signal?.aborted) break;
+      let wakeAt: number;
+      if (line.isFirst(ticket)) {
+        line.offer(ticket, offer);
+        wakeAt = Math.min(until, line.heldUntil(now));
+      } else {
+        wakeAt = Math.min(until, now + ticket.patience);
+      }
+      await sleep(wakeAt - now, signal, line.changed(ticket));
+    }
+  } finally {
+    line.withdraw(ticket);
   }
-  const majorityPossible = failed <= outcomes.length - core.quorum;
-  if (held.length > 0 && why === undefined && majorityPossible) {
-    const granted = outcomes.filter((o) => o.status === "ok").length;
-    const pttls = held.map((o) => o.pttl ?? -1);
-    const expiring = pttls.filter((p) => p >= 0);
-    // No majority can free up by expiry alone (failures, or holders without TTL): report the
-    // longest known PTTL, or the longest retry sleep when none is known.
-    const retryAfter =
-      freeAfter(pttls, granted, core.quorum) ??
-      (expiring.length > 0 ? Math.max(...expiring) : core.options.retryDelayMax);
-    return new LockBusyError(key, retryAfter, options);
-  }
-  const message =
-    why ?? `no majority: ${failed} of ${outcomes.length} nodes failed, ${held.length} busy`;
-  return new QuorumError(key, message, options);
+  if (taken !== undefined && sized !== undefined) return { round: taken, next: sized };
+  return line.isTurn(ticket);
 }
 
 /**
  * The acquire loop (DESIGN §3): fresh token per round, one acquire round on all nodes, a fence
  * round when fencing on N > 1, validity check; on failure release everywhere that may have
- * granted, then sleep (holders' PTTL, full jitter, capped) and retry within `wait` and the budget.
+ * granted, then sleep ({@link Backoff}: holders' PTTL, full jitter, a turnover-aware cap)
+ * and retry within `wait` and the budget.
+ *
+ * While the lock is busy (N > 1), each retry first probes one node (rotating): one request
+ * instead of N for every look that finds it still held; the other nodes are asked only once the
+ * probe granted. A retry after a wake-up near the holders' expiry, or after a failed probe, asks
+ * every node at once.
+ *
+ * Callers of the same `Locks` instance waiting for the same key line up ({@link LocalLine}): the
+ * first waits on the nodes, the others wait for their turn without sending anything, and nobody
+ * asks while one of them holds the lock. That grant's release hands the key over to the first in
+ * line in the same requests (HANDOVER: release + acquire, one request per node); its completion
+ * or loss wakes the first in line to ask at once. A newcomer asks the nodes straight away only
+ * when the line is empty.
  *
  * @throws {BudgetExhaustedError} the first round cannot be covered (no node called)
- * @throws {LockBusyError} | {QuorumError} the last round's failure once waiting is over
+ * @throws {LockBusyError} | {QuorumError} the last look's failure once waiting is over (for a
+ *   caller that waited in line without asking: see {@link unheardFailure})
  * @throws the `signal`'s reason when aborted (grants made meanwhile are released)
  */
 export async function acquireLoop(core: LockCore, key: string, call: ResolvedCall): Promise<Grant> {
@@ -147,79 +142,152 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
   const n = nodes.length;
   const keys = core.keys(key);
   const { lease, budget, signal } = call;
-  const waitUntil = performance.now() + call.wait;
+  const began = performance.now();
+  const waitUntil = began + call.wait;
+  // Waiting in line also stops where the budget would leave no more than its reserve.
+  const lineUntil =
+    budget === undefined ? waitUntil : Math.min(waitUntil, budget.deadline - budget.reserve);
   const roundCost = options.fencing && n > 1 ? 2 * n : n;
+  // Longest a live first waiter goes without a sign of life: a retry sleep plus a look (probe,
+  // round, fence raise, cleanup: a request timeout each).
+  const patience = options.retryDelayMax + 4 * core.timeoutFor(lease);
+  // Made at the first failed look: an uncontended acquire needs neither.
+  let backoff: Backoff | undefined;
+  let rotation: number | undefined;
+  let probeAt: number | undefined;
   let lastError: LockError | undefined;
   let lastWhy: string | undefined;
-
-  for (let attempt = 0; ; attempt++) {
+  let line: LocalLine | undefined;
+  let ticket: Ticket | undefined;
+  // A round a releasing grant may run for us: sized when it does, as our own would be.
+  const sizeNext = (): NextRound | undefined => {
     const ttl = budget === undefined ? lease : budget.ttl(lease);
-    const shortfall =
-      budget === undefined ? undefined : budgetShortfall(core, budget, ttl, roundCost + n);
-    if (shortfall !== undefined) {
-      if (lastError === undefined) throw shortfall;
-      throw failureOf(core, key, lastError.outcomes, lastWhy, shortfall);
+    if (budget !== undefined && budgetShortfall(core, budget, ttl, roundCost + n) !== undefined) {
+      return undefined;
     }
-    const token = newToken();
-    const timeoutMs = core.timeoutFor(ttl);
-    const round = await core.acquireRound(keys, token, ttl, timeoutMs, budget);
-    let outcomes = round.outcomes;
-    let why: string | undefined;
-    // A done marker on any node that answered means the job of this key finished: never grant
-    // it, even when the other nodes would make a majority (its marker may be on a minority only).
-    let ok = round.ok && !outcomes.some(isDone);
-    let fence: number | undefined;
-    if (ok && options.fencing) {
-      fence = Math.max(0, ...round.values.values());
-      if (n > 1) {
-        // Raise every node, not only the granting ones: raising is a max (always safe), it covers
-        // a granting node still in flight, and any later majority meets a majority of raised
-        // nodes. Success needs a majority of raises.
-        const raise = await core.raiseRound(nodes, keys, fence, timeoutMs, budget);
-        if (!raise.ok) {
-          ok = false;
-          outcomes = raise.outcomes;
-          why = "the fence could not be raised on a majority";
+    return { token: newToken(), ttl, timeoutMs: core.timeoutFor(ttl) };
+  };
+
+  try {
+    for (let attempt = 0; ; attempt++) {
+      let handed: Handed | undefined;
+      if (call.wait > 0 && (ticket !== undefined || core.lines.peek(keys[0])?.idle === false)) {
+        line ??= core.lines.of(keys[0]);
+        ticket ??= line.join(patience);
+        if (!line.isTurn(ticket)) {
+          const waited = await waitTurn(line, ticket, lineUntil, signal, sizeNext);
+          if (typeof waited === "boolean") {
+            if (signal?.aborted) throw signal.reason;
+            if (!waited) throw lastError ?? unheardFailure(core, key, line);
+          } else {
+            handed = waited;
+          }
+          // A grant of ours ended or the waiter before us gave up: the lock is likely free.
+          probeAt = undefined;
         }
       }
-    }
-    const durationMs = performance.now() - round.startedAt;
-    if (signal?.aborted) {
-      // The caller gave up while this round ran: undo whatever it granted.
-      await cleanup(core, round, keys, token, timeoutMs, budget);
-      throw signal.reason;
-    }
-    if (ok) {
-      const valid = validity(ttl, durationMs, options.driftFactor);
-      if (isValidGrant(valid, options.minValidity)) {
-        core.emit({ type: "acquire", key, attempt, result: "granted", durationMs, outcomes });
-        const validUntil = round.startedAt + ttl - drift(ttl, options.driftFactor);
-        return { key, keys, token, fence, lease, validUntil, timeoutMs, outcomes };
+      let next = handed?.next;
+      if (next === undefined) {
+        const ttl = budget === undefined ? lease : budget.ttl(lease);
+        const shortfall =
+          budget === undefined ? undefined : budgetShortfall(core, budget, ttl, roundCost + n);
+        if (shortfall !== undefined) {
+          if (lastError === undefined) throw shortfall;
+          throw failureOf(core, key, lastError.outcomes, lastWhy, shortfall);
+        }
+        next = { token: newToken(), ttl, timeoutMs: core.timeoutFor(ttl) };
       }
-      why ??= `validity ${Math.round(valid)} ms below minValidity after a ${Math.round(durationMs)} ms round`;
+      const { token, ttl, timeoutMs } = next;
+      const round = await (handed?.round ??
+        look(core, keys, token, ttl, timeoutMs, budget, probeAt));
+      const probed = round.outcomes.length < n;
+      let outcomes = round.outcomes;
+      let why: string | undefined;
+      // A done marker on any node that answered means the job of this key finished: never grant
+      // it, even when the other nodes would make a majority (its marker may be on a minority only).
+      let ok = round.ok && !outcomes.some(isDone);
+      let fence: number | undefined;
+      if (ok && options.fencing) {
+        fence = Math.max(0, ...round.values.values());
+        if (n > 1) {
+          // Raise every node, not only the granting ones: raising is a max (always safe), it
+          // covers a granting node still in flight, and any later majority meets a majority of
+          // raised nodes. Success needs a majority of raises.
+          const raise = await core.raiseRound(nodes, keys, fence, timeoutMs, budget);
+          if (!raise.ok) {
+            ok = false;
+            outcomes = raise.outcomes;
+            why = "the fence could not be raised on a majority";
+          }
+        }
+      }
+      const durationMs = performance.now() - round.startedAt;
+      if (signal?.aborted) {
+        // The caller gave up while this round ran: undo whatever it granted.
+        await cleanup(core, round, keys, token, timeoutMs, budget);
+        throw signal.reason;
+      }
+      if (ok) {
+        const valid = validity(ttl, durationMs, options.driftFactor);
+        if (isValidGrant(valid, options.minValidity)) {
+          core.emit({ type: "acquire", key, attempt, result: "granted", durationMs, outcomes });
+          const validUntil = round.startedAt + ttl - drift(ttl, options.driftFactor);
+          // Counted as held before leaving the line, so the next in line waits for its end.
+          const local = core.lines.of(keys[0]).hold(validUntil);
+          const holds = holdsOf(round);
+          return { key, keys, token, fence, lease, validUntil, timeoutMs, outcomes, holds, local };
+        }
+        why ??= `validity ${Math.round(valid)} ms below minValidity after a ${Math.round(durationMs)} ms round`;
+      }
+      const busy = outcomes.some((o) => o.status === "held" || o.status === "done");
+      const result = why === undefined && busy ? "busy" : ok ? "invalid" : "unavailable";
+      core.emit({ type: "acquire", key, attempt, result, durationMs, outcomes });
+      await cleanup(core, round, keys, token, timeoutMs, budget);
+      if (signal?.aborted) throw signal.reason;
+      // A probe that failed says nothing about the lock: ask every node next, at once.
+      const failedProbe = probed && !busy;
+      if (!failedProbe || lastError === undefined) {
+        lastError = failureOf(core, key, outcomes, why);
+        lastWhy = why;
+      }
+      const now = performance.now();
+      if (now >= waitUntil) throw lastError;
+      // A done marker is never released early: waiting helps only if it expires within the wait.
+      const markers = outcomes.filter(isDone).map((o) => o.pttl ?? -1);
+      if (markers.length > 0 && (markers.includes(-1) || Math.max(...markers) > waitUntil - now)) {
+        throw lastError;
+      }
+      const freeIn = lastError instanceof LockBusyError ? lastError.retryAfter : undefined;
+      backoff ??= new Backoff(options.retryDelay, options.retryDelayMax);
+      if (!failedProbe) backoff.observe(freeIn, now);
+      const expiring = freeIn !== undefined && freeIn < backoff.cap();
+      const budgetLeft = budget === undefined ? Infinity : budget.remaining() - budget.reserve;
+      const delay = failedProbe
+        ? 0
+        : Math.min(backoff.next(freeIn), waitUntil - now, Math.max(0, budgetLeft));
+      const stillBusy = lastError instanceof LockBusyError && !failedProbe && !expiring;
+      if (n > 1 && stillBusy) {
+        // Probe the nodes in turn, from a random one (waiters spread over the nodes).
+        rotation = rotation === undefined ? Math.floor(random() * n) : rotation + 1;
+        probeAt = rotation % n;
+      } else {
+        probeAt = undefined;
+      }
+      // From the first failed look on, wait in line with the other callers of this instance.
+      line ??= core.lines.of(keys[0]);
+      ticket ??= line.join(patience);
+      line.seen(ticket);
+      line.last = { outcomes: lastError.outcomes, why: lastWhy };
+      let woken = false;
+      const changed = line.changed(ticket).then(() => {
+        woken = true;
+      });
+      await sleep(delay, signal, changed);
+      if (signal?.aborted) throw signal.reason;
+      // Woken by a change in line (a grant of ours ended): ask every node.
+      if (woken) probeAt = undefined;
     }
-    const busy = outcomes.some((o) => o.status === "held" || o.status === "done");
-    const result = why === undefined && busy ? "busy" : ok ? "invalid" : "unavailable";
-    core.emit({ type: "acquire", key, attempt, result, durationMs, outcomes });
-    await cleanup(core, round, keys, token, timeoutMs, budget);
-    if (signal?.aborted) throw signal.reason;
-    lastError = failureOf(core, key, outcomes, why);
-    lastWhy = why;
-    const now = performance.now();
-    if (now >= waitUntil) throw lastError;
-    // A done marker is never released early: waiting helps only if it expires within the wait.
-    const markers = outcomes.filter(isDone).map((o) => o.pttl ?? -1);
-    if (markers.length > 0 && (markers.includes(-1) || Math.max(...markers) > waitUntil - now)) {
-      throw lastError;
-    }
-    const freeIn = lastError instanceof LockBusyError ? lastError.retryAfter : undefined;
-    const budgetLeft = budget === undefined ? Infinity : budget.remaining() - budget.reserve;
-    const delay = Math.min(
-      retryDelay(attempt, freeIn, options.retryDelay, options.retryDelayMax),
-      waitUntil - now,
-      Math.max(0, budgetLeft),
-    );
-    await sleep(delay, signal);
-    if (signal?.aborted) throw signal.reason;
+  } finally {
+    if (ticket !== undefined) line?.leave(ticket);
   }
 }

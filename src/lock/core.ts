@@ -3,9 +3,10 @@ import type { NodeStatus } from "../errors";
 import type { RestNode } from "../node/node";
 import { FENCE_SUFFIX, type ResolvedOptions } from "../options";
 import { fanOut, type NodeAnswer, type Round } from "../quorum/fanout";
-import { defaultRequestTimeout } from "../quorum/timeout";
+import { defaultRequestTimeout, roundTimer } from "../quorum/timeout";
 import {
   ACQUIRE,
+  type AcquireReply,
   type CasReply,
   COMPLETE,
   type CompleteReply,
@@ -16,13 +17,13 @@ import {
   INSPECT,
   RELEASE,
 } from "../scripts";
+import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
+import { ReleaseOrder } from "./order";
+import { LocalLines } from "./queue";
 import type { LockEvent } from "./types";
 
 /** The lock key and its fence counter key on every node. */
 export type Keys = [lockKey: string, fenceKey: string];
-
-const casStatus = (reply: CasReply): NodeAnswer<CasReply>["status"] =>
-  reply === 1 ? "ok" : reply === 0 ? "absent" : "held";
 
 const isOk = (status: NodeStatus): boolean => status === "ok";
 /** For release: any answer means our token is gone from that node. */
@@ -32,6 +33,20 @@ const answered = (status: NodeStatus): boolean =>
 /** For complete: the done marker is on that node (written now, or already there). */
 const recorded = (status: NodeStatus): boolean => status === "ok" || status === "done";
 
+/** Largest N whose rounds share one timer (and signal) among their requests. */
+export const SHARED_TIMER_MAX_NODES = 8;
+
+/**
+ * An ACQUIRE reply (or HANDOVER's acquire part) as a node's answer in a round.
+ *
+ * @example
+ * acquireAnswer({ granted: false, pttl: 4200 }, false) // { status: "held", pttl: 4200 }
+ */
+export function acquireAnswer(reply: AcquireReply, fencing: boolean): NodeAnswer<number> {
+  if (!reply.granted) return { status: reply.done ? "done" : "held", pttl: reply.pttl };
+  return fencing ? { status: "ok", value: reply.fence, fence: reply.fence } : { status: "ok" };
+}
+
 /**
  * What every operation of one `Locks` instance shares: the resolved options, the nodes, and one
  * method per script round. Each round is one {@link fanOut}.
@@ -39,15 +54,38 @@ const recorded = (status: NodeStatus): boolean => status === "ok" || status === 
 export class LockCore {
   readonly nodes: readonly RestNode[];
   readonly quorum: number;
+  /** Our releases in flight per node and key: acquires of ours wait for them. */
+  readonly order: ReleaseOrder;
+  /** Grants held and callers waiting, per lock key, within this instance. */
+  readonly lines = new LocalLines();
 
   constructor(readonly options: ResolvedOptions) {
     this.nodes = options.nodes;
     this.quorum = options.quorum;
+    this.order = new ReleaseOrder(this.nodes.length);
   }
 
   keys(key: string): Keys {
     const lockKey = `${this.options.prefix}${key}`;
     return [lockKey, `${lockKey}${FENCE_SUFFIX}`];
+  }
+
+  /**
+   * Start a round whose requests all have the same deadline with one timer and one `AbortSignal`
+   * for all of them (cleared once every request settled), instead of one of each per request. A
+   * request sent later than the round's start (after waiting for an earlier one) keeps a timer of
+   * its own (`evalScript` ignores the shared signal then).
+   */
+  #timed<T>(
+    timeoutMs: number,
+    start: (signal: AbortSignal | undefined) => Promise<Round<T>>,
+  ): Promise<Round<T>> {
+    // Every request adds an abort listener to the signal; runtimes warn beyond ten.
+    if (this.nodes.length > SHARED_TIMER_MAX_NODES) return start(undefined);
+    const timer = roundTimer(timeoutMs);
+    const round = start(timer.signal);
+    void round.then((r) => r.settled).then(timer.clear);
+    return round;
   }
 
   /** Per-node timeout for a round granting `ttl` ms. */
@@ -67,28 +105,64 @@ export class LockCore {
     }
   }
 
-  /** Acquire round: `ok` (value = fence), `held` (pttl), or `done` (the done marker's pttl). */
+  /**
+   * Acquire round: `ok` (value = fence), `held` (pttl), or `done` (the done marker's pttl). Nodes
+   * in `known` already answered (a probe): their answer is taken as is, no request.
+   */
   acquireRound(
     keys: Keys,
     token: string,
     ttl: number,
     timeoutMs: number,
     budget: Budget | undefined,
+    known?: ReadonlyMap<number, NodeAnswer<number>>,
   ): Promise<Round<number>> {
-    const fencing = this.options.fencing;
-    const args = [token, String(ttl), fencing ? "1" : "0"];
-    const spare = this.nodes.length;
-    return fanOut(
-      this.nodes,
-      async (node) => {
-        const reply = await evalScript(node, ACQUIRE, keys, args, { timeoutMs, budget, spare });
-        if (!reply.granted) return { status: reply.done ? "done" : "held", pttl: reply.pttl };
-        return fencing
-          ? { status: "ok", value: reply.fence, fence: reply.fence }
-          : { status: "ok" };
-      },
-      { quorum: this.quorum, isFor: isOk },
+    const args = [token, String(ttl), this.options.fencing ? "1" : "0"];
+    return this.#timed(timeoutMs, (signal) =>
+      fanOut(
+        this.nodes,
+        async (node) =>
+          known?.get(node.index) ?? this.acquireOn(node, keys, args, timeoutMs, budget, { signal }),
+        { quorum: this.quorum, isFor: isOk },
+      ),
     );
+  }
+
+  /**
+   * Probe: the acquire script on the node at `position` only (one request). Grants there when the
+   * key is free (the caller then asks the others), else reports the holder's PTTL.
+   */
+  probeRound(
+    position: number,
+    keys: Keys,
+    token: string,
+    ttl: number,
+    timeoutMs: number,
+    budget: Budget | undefined,
+  ): Promise<Round<number>> {
+    const args = [token, String(ttl), this.options.fencing ? "1" : "0"];
+    const node = this.nodes[position] as RestNode;
+    const acquire = (only: RestNode) => this.acquireOn(only, keys, args, timeoutMs, budget);
+    return fanOut([node], acquire, { quorum: 1, isFor: isOk });
+  }
+
+  /**
+   * One node's ACQUIRE (`args`: token, ttl, fencing flag), sent once our releases of the key in
+   * flight there have ended (`after`, by default read from {@link order} now). `signal`: the
+   * round's shared timeout signal, if the request goes out with the round.
+   */
+  async acquireOn(
+    node: RestNode,
+    keys: Keys,
+    args: string[],
+    timeoutMs: number,
+    budget: Budget | undefined,
+    sending: { signal?: AbortSignal | undefined; after?: Promise<void> | undefined } = {},
+  ): Promise<NodeAnswer<number>> {
+    const after = "after" in sending ? sending.after : this.order.after(node.index, keys[0]);
+    const options = { timeoutMs, budget, spare: this.nodes.length, after, signal: sending.signal };
+    const reply = await evalScript(node, ACQUIRE, keys, args, options);
+    return acquireAnswer(reply, this.options.fencing);
   }
 
   /** Fence raise on `nodes`: counters go up to at least `fence`; needs a majority of all nodes. */
@@ -100,74 +174,119 @@ export class LockCore {
     budget: Budget | undefined,
   ): Promise<Round<number>> {
     const args = [String(fence)];
-    return fanOut(
-      nodes,
-      async (node) => {
-        const counter = await evalScript(node, FENCE_RAISE, keys, args, { timeoutMs, budget });
-        return { status: "ok", value: counter, fence: counter };
-      },
-      { quorum: this.quorum, isFor: isOk },
+    return this.#timed(timeoutMs, (signal) =>
+      fanOut(
+        nodes,
+        async (node) => {
+          const options = { timeoutMs, budget, signal };
+          const counter = await evalScript(node, FENCE_RAISE, keys, args, options);
+          return { status: "ok", value: counter, fence: counter };
+        },
+        { quorum: this.quorum, isFor: isOk },
+      ),
     );
   }
 
-  /** Extend round: compare-and-PEXPIRE; `ok` extended, `absent` expired, `held` taken over. */
+  /**
+   * Extend round: compare-and-PEXPIRE; `ok` extended, `absent` expired (or never granted there,
+   * per `holds`: no request), `held` taken over. A node whose acquire is still in flight is
+   * extended once that acquire answered.
+   */
   extendRound(
     keys: Keys,
     token: string,
     ttl: number,
     timeoutMs: number,
     budget: Budget | undefined,
+    holds: Holds,
   ): Promise<Round<CasReply>> {
     const args = [token, String(ttl)];
     const spare = this.nodes.length;
-    return fanOut(
-      this.nodes,
-      async (node) => {
-        const reply = await evalScript(node, EXTEND, keys, args, { timeoutMs, budget, spare });
-        return { status: casStatus(reply), value: reply };
-      },
-      { quorum: this.quorum, isFor: isOk },
+    return this.#timed(timeoutMs, (signal) =>
+      fanOut(
+        this.nodes,
+        async (node) => {
+          const hold = holds[node.index] ?? true;
+          if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
+          // Sent later than the round's start: a timer of its own.
+          const shared = hold === true ? signal : undefined;
+          const options = { timeoutMs, budget, spare, signal: shared };
+          const reply = await evalScript(node, EXTEND, keys, args, options);
+          return { status: casStatus(reply), value: reply };
+        },
+        { quorum: this.quorum, isFor: isOk },
+      ),
     );
   }
 
   /**
-   * Release round on `nodes` (default: all): compare-and-DEL. Decided once a majority answered
-   * (`ok` deleted, `absent`, `held`), so a slow minority does not slow it; or, with `waitAll`,
-   * once every node answered (cleanup after a failed acquire).
+   * Release round: compare-and-DEL on `scope.nodes` (default: all). Decided once a majority
+   * answered (`ok` deleted, `absent`, `held`), so a slow minority does not slow it; or, with
+   * `waitAll`, once every node answered (cleanup after a failed acquire).
+   *
+   * `scope.holds` (from {@link holdsOf}) skips nodes our token never reached (reported `absent`,
+   * no request), and sends to a node whose acquire is still in flight only after that acquire
+   * answered, and only if it may have granted: a release landing first would find nothing, and
+   * the acquire would then leave an orphaned grant for its whole TTL.
    */
   releaseRound(
     keys: Keys,
     token: string,
     timeoutMs: number,
     budget: Budget | undefined,
-    nodes: readonly RestNode[] = this.nodes,
-    waitAll = false,
+    scope: { nodes?: readonly RestNode[]; holds?: Holds; waitAll?: boolean } = {},
   ): Promise<Round<CasReply>> {
-    return fanOut(
-      nodes,
-      async (node) => {
-        let resent = false;
-        const onRetry = () => {
-          resent = true;
-        };
-        const reply = await evalScript(node, RELEASE, keys, [token], {
-          timeoutMs,
-          budget,
-          onRetry,
-        });
-        // "Absent" right after re-sending a request whose connection broke most likely means the
-        // first attempt deleted it: report the deletion.
-        const status = resent && reply === 0 ? "ok" : casStatus(reply);
-        return { status, value: reply };
-      },
-      { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll },
+    const { nodes = this.nodes, holds, waitAll = false } = scope;
+    return this.#timed(timeoutMs, (signal) =>
+      fanOut(
+        nodes,
+        async (node) => {
+          const hold = holds?.[node.index] ?? true;
+          if (hold === false) return NOT_THERE;
+          // Its worst case: waiting for our acquire there, then the request itself.
+          const ended = this.order.track(node.index, keys[0], 2 * timeoutMs);
+          try {
+            if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
+            // Sent later than the round's start: a timer of its own.
+            const shared = hold === true ? signal : undefined;
+            return await this.#release(node, keys, token, timeoutMs, budget, shared);
+          } finally {
+            ended();
+          }
+        },
+        { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll },
+      ),
     );
+  }
+
+  /** One node's compare-and-DEL. */
+  async #release(
+    node: RestNode,
+    keys: Keys,
+    token: string,
+    timeoutMs: number,
+    budget: Budget | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<NodeAnswer<CasReply>> {
+    let resent = false;
+    const onRetry = () => {
+      resent = true;
+    };
+    const options = { timeoutMs, budget, onRetry, signal };
+    const reply = await evalScript(node, RELEASE, keys, [token], options);
+    // "Absent" right after re-sending a request whose connection broke most likely means the
+    // first attempt deleted it: report the deletion.
+    const status = resent && reply === 0 ? "ok" : casStatus(reply);
+    return { status, value: reply };
   }
 
   /**
    * Complete round (`once()`): turn our grant into a done marker kept `retention` ms. `ok` written
    * (the key held our token or was absent), `done` already recorded, `held` someone else holds the
-   * key (left alone). Decided once a majority wrote or found the marker.
+   * key (left alone). Decided once a majority wrote or found the marker. Sent to every node at
+   * once, even where our acquire is still in flight: COMPLETE writes the marker on an absent key
+   * too, and an acquire landing after it finds the marker and sets nothing, so the order does not
+   * matter (unlike a release, which an acquire landing later would undo).
    */
   completeRound(
     keys: Keys,
@@ -177,14 +296,17 @@ export class LockCore {
     budget: Budget | undefined,
   ): Promise<Round<CompleteReply>> {
     const args = [token, String(retention)];
-    return fanOut(
-      this.nodes,
-      async (node) => {
-        const reply = await evalScript(node, COMPLETE, keys, args, { timeoutMs, budget });
-        const status = reply === 1 ? "ok" : reply === 2 ? "done" : "held";
-        return { status, value: reply };
-      },
-      { quorum: this.quorum, isFor: recorded },
+    return this.#timed(timeoutMs, (signal) =>
+      fanOut(
+        this.nodes,
+        async (node) => {
+          const options = { timeoutMs, budget, signal };
+          const reply = await evalScript(node, COMPLETE, keys, args, options);
+          const status = reply === 1 ? "ok" : reply === 2 ? "done" : "held";
+          return { status, value: reply };
+        },
+        { quorum: this.quorum, isFor: recorded },
+      ),
     );
   }
 

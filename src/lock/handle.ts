@@ -1,9 +1,13 @@
 import type { Budget } from "../budget/budget";
 import { ConfigurationError, LockLostError, type NodeOutcome, QuorumError } from "../errors";
 import { MAX_LEASE } from "../options";
+import type { Round } from "../quorum/fanout";
 import { drift, validity } from "../quorum/validity";
-import { budgetShortfall, type Grant } from "./acquire";
+import type { CasReply } from "../scripts";
+import type { Grant } from "./acquire";
 import type { LockCore } from "./core";
+import { budgetShortfall } from "./failure";
+import { handoverRound } from "./handover";
 import { unref } from "./timing";
 import type { ExtendResult, Lock, ReleaseResult } from "./types";
 
@@ -35,7 +39,8 @@ export class LockHandle implements Lock {
   readonly #grant: Grant;
   readonly #budget: Budget | undefined;
   readonly #autoExtend: boolean;
-  readonly #controller = new AbortController();
+  /** Created on first use of `signal` (most locks are released without anyone reading it). */
+  #controller: AbortController | undefined;
   #state: State = "held";
   #lostError: LockLostError | undefined;
   #validUntil = 0;
@@ -70,6 +75,11 @@ export class LockHandle implements Lock {
   }
 
   get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      // Lost before anyone asked: hand out an aborted signal with the same reason.
+      if (this.#state === "lost") this.#controller.abort(this.#lostError);
+    }
     return this.#controller.signal;
   }
 
@@ -79,6 +89,7 @@ export class LockHandle implements Lock {
     const span = validUntil - now;
     this.#validUntil = validUntil;
     this.#validUntilEpoch = Date.now() + span;
+    this.#grant.local.renew(validUntil);
     // Abort early enough for the work to notice and stop: one request timeout, but never more
     // than a quarter of the validity.
     this.#lead = Math.max(1, Math.min(this.#grant.timeoutMs, Math.floor(span / 4)));
@@ -136,7 +147,8 @@ export class LockHandle implements Lock {
     this.#lostError = error;
     if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
     if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
-    this.#controller.abort(error);
+    this.#controller?.abort(error);
+    this.#grant.local.end();
     this.#core.emit({ type: "lost", key: this.key, reason, outcomes: error.outcomes });
   }
 
@@ -170,8 +182,8 @@ export class LockHandle implements Lock {
     const shortfall =
       budget === undefined ? undefined : budgetShortfall(core, budget, ttl, 2 * n, 0);
     if (shortfall !== undefined) throw shortfall;
-    const { keys, token } = this.#grant;
-    const round = await core.extendRound(keys, token, ttl, core.timeoutFor(ttl), budget);
+    const { keys, token, holds } = this.#grant;
+    const round = await core.extendRound(keys, token, ttl, core.timeoutFor(ttl), budget, holds);
     const durationMs = performance.now() - round.startedAt;
     const { outcomes } = round;
     if (round.ok && validity(ttl, durationMs, core.options.driftFactor) > 0) {
@@ -231,6 +243,8 @@ export class LockHandle implements Lock {
     const { keys, token, timeoutMs } = this.#grant;
     const core = this.#core;
     const round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget);
+    // A caller of this instance waiting for the key now finds the marker on a majority.
+    this.#grant.local.end();
     const { outcomes } = round;
     const durationMs = performance.now() - round.startedAt;
     const result = round.ok ? "recorded" : "unrecorded";
@@ -243,8 +257,25 @@ export class LockHandle implements Lock {
     if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
     if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
     while (this.#extending !== undefined) await this.#extending.catch(() => {});
-    const { keys, token, timeoutMs } = this.#grant;
-    const round = await this.#core.releaseRound(keys, token, timeoutMs, this.#budget);
+    const { keys, token, timeoutMs, holds } = this.#grant;
+    const core = this.#core;
+    // The first caller of this instance waiting for the key stands ready: hand the key over in
+    // the same requests. Otherwise it asks on its own once woken (on each node after our release
+    // there answered).
+    const offer = core.lines.peek(keys[0])?.takeOffer();
+    const next = offer?.next();
+    let releasing: Promise<Round<CasReply>>;
+    if (offer !== undefined && next !== undefined) {
+      const handover = handoverRound(core, keys, token, holds, next, this.#budget);
+      offer.accept(handover.acquire);
+      // Resolve once the next holder's round is decided too: on Workers, what this request
+      // started stops when it ends, and the next holder (another request) waits on it.
+      releasing = Promise.all([handover.release, handover.acquire]).then(([round]) => round);
+    } else {
+      releasing = core.releaseRound(keys, token, timeoutMs, this.#budget, { holds });
+    }
+    this.#grant.local.end();
+    const round = await releasing;
     const { outcomes } = round;
     const status = !round.ok
       ? "unknown"
@@ -252,7 +283,7 @@ export class LockHandle implements Lock {
         ? "released"
         : "expired";
     const durationMs = performance.now() - round.startedAt;
-    this.#core.emit({ type: "release", key: this.key, result: status, durationMs, outcomes });
+    core.emit({ type: "release", key: this.key, result: status, durationMs, outcomes });
     return { status, outcomes };
   }
 }

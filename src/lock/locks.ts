@@ -57,6 +57,11 @@ function abortable(
  * `max(250, round(lease × 0.05))` capped at `⌊lease / 3⌋`.
  *
  * An uncontended acquire + release costs exactly 2N node requests (3N with fencing on N > 1).
+ * Under contention, callers of the same `Locks` that wait for the same key line up (first come,
+ * first served): only the first asks the nodes, nobody asks while one of them holds the lock, and
+ * its release hands the key over to the next in line in the same N requests. Waiting for another
+ * client's grant, retries probe one node at a time (N > 1) until the lock looks free. Create one
+ * `Locks` per process or isolate (per set of nodes) and share it.
  *
  * @throws {ConfigurationError} invalid options
  * @example
@@ -79,7 +84,9 @@ export function createLocks(options: LocksOptions): Locks {
     const call = resolveCall(resolved, opts, autoExtendDefault);
     call.signal?.throwIfAborted();
     const release = (grant: Grant) => {
-      void core.releaseRound(grant.keys, grant.token, grant.timeoutMs, call.budget);
+      const { keys, token, timeoutMs, holds } = grant;
+      void core.releaseRound(keys, token, timeoutMs, call.budget, { holds }).catch(() => {});
+      grant.local.end();
     };
     const grant = await abortable(acquireLoop(core, key, call), call.signal, release);
     return new LockHandle(core, grant, call.budget, call.autoExtend);

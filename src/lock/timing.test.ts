@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { newToken, random, retryDelay, sleep } from "./timing";
+import { newToken, random, sleep } from "./timing";
 
 describe("timing", () => {
   it("tokens are 128-bit hex and unique", () => {
@@ -16,34 +16,24 @@ describe("timing", () => {
     }
   });
 
-  it("retryDelay: full jitter under the exponential cap", () => {
-    const top = () => 0.999999;
-    expect(retryDelay(0, undefined, 50, 1_000, top)).toBe(49);
-    expect(retryDelay(2, undefined, 50, 1_000, top)).toBe(199);
-    expect(retryDelay(10, undefined, 50, 1_000, top)).toBe(999);
-    expect(retryDelay(3, undefined, 50, 1_000, () => 0)).toBe(0);
-  });
-
-  it("retryDelay wakes just after the holders' expiry when it is within the cap", () => {
-    const top = () => 0.999999;
-    expect(retryDelay(10, 120, 50, 1_000, top)).toBe(169);
-    expect(retryDelay(10, 120, 50, 1_000, () => 0)).toBe(120);
-    expect(retryDelay(10, 0, 50, 1_000, () => 0)).toBe(0);
-    expect(retryDelay(10, 990, 50, 1_000, top)).toBe(1_000); // never above retryDelayMax
-    // expiry beyond the cap: plain full jitter under the cap
-    expect(retryDelay(0, 5_000, 50, 1_000, top)).toBe(49);
-    for (let i = 0; i < 200; i++) {
-      const d = retryDelay(i % 12, 300, 50, 1_000);
-      expect(d).toBeGreaterThanOrEqual(0);
-      expect(d).toBeLessThan(350);
-    }
-  });
-
   it("sleep resolves early on abort", async () => {
     const controller = new AbortController();
     const slept = sleep(60_000, controller.signal);
     controller.abort(new Error("stop"));
     await expect(slept).resolves.toBeUndefined();
     await expect(sleep(0)).resolves.toBeUndefined();
+  });
+
+  it("sleep resolves early when the wake promise settles, either way", async () => {
+    let wake: () => void = () => {};
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    const started = performance.now();
+    const slept = sleep(60_000, undefined, woken);
+    wake();
+    await slept;
+    await sleep(60_000, undefined, Promise.reject(new Error("no")));
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 });

@@ -213,8 +213,10 @@ export type LockEvent =
  */
 export interface Locks {
   /**
-   * Acquire `key`, waiting up to `wait` ms while it is busy.
-   * @throws {LockBusyError} still held by someone else after waiting (`retryAfter`)
+   * Acquire `key`, waiting up to `wait` ms while it is busy. Callers of this `Locks` waiting for
+   * the same key are served in arrival order.
+   * @throws {LockBusyError} still held by someone else after waiting (`retryAfter`; no
+   *   `outcomes` when the caller only waited behind a grant of this same `Locks`)
    * @throws {QuorumError} too many nodes failed
    * @throws {BudgetExhaustedError} the budget cannot cover an attempt (nodes not called)
    * @throws {ConfigurationError} invalid key or option

@@ -15,8 +15,11 @@ export class SignalSlot {
     this.#next = signal;
   }
 
-  clear(): void {
+  /** Drop the parked signal; `true` when the client never took it (it cannot abort that call). */
+  clear(): boolean {
+    const untaken = this.#next !== undefined;
     this.#next = undefined;
+    return untaken;
   }
 
   /** Called by the client once per request. */
@@ -24,7 +27,7 @@ export class SignalSlot {
     const signal = this.#next;
     this.#next = undefined;
     // Nothing parked (a client version that reads the signal later): never abort from the client
-    // side; our race below still reports the timeout.
+    // side; `send` sees the signal was not taken and races the call instead.
     return signal ?? new AbortController().signal;
   };
 }
@@ -55,36 +58,64 @@ export class RestNode {
    * on a user-supplied client the call is raced (the request may still complete in the
    * background, and the client's own retry settings apply).
    *
+   * `signal`: the round's shared timeout signal (one timer for every request of a round, which
+   * all have the same deadline), used instead of a timer of this request's own. It must abort
+   * with a `TimeoutError` after `timeoutMs` at the latest.
+   *
    * @throws {TransportError} timeout, network failure, server error or unparsable reply
    */
-  async send(run: (redis: RedisLike) => Promise<unknown>, timeoutMs: number): Promise<unknown> {
+  async send(
+    run: (redis: RedisLike) => Promise<unknown>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    if (signal !== undefined) return this.#sendWith(run, timeoutMs, signal);
     const controller = new AbortController();
-    let timedOut = false;
     const timer = setTimeout(() => {
-      timedOut = true;
       controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError"));
     }, timeoutMs);
+    try {
+      return await this.#sendWith(run, timeoutMs, controller.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #sendWith(
+    run: (redis: RedisLike) => Promise<unknown>,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<unknown> {
     let pending: Promise<unknown>;
-    this.slot?.park(controller.signal);
+    let aborts = this.slot !== undefined;
+    this.slot?.park(signal);
     try {
       pending = run(this.redis);
     } catch (error) {
       pending = Promise.reject(error);
     } finally {
-      this.slot?.clear();
+      if (this.slot?.clear()) aborts = false;
     }
     try {
-      return await new Promise<unknown>((resolve, reject) => {
-        const onAbort = () => reject(controller.signal.reason);
-        controller.signal.addEventListener("abort", onAbort, { once: true });
-        pending.then(resolve, reject).finally(() => {
-          controller.signal.removeEventListener("abort", onAbort);
-        });
-      });
+      // Our own client aborts its fetch on `signal` and then rejects: nothing to race.
+      return await (aborts ? pending : raced(pending, signal));
     } catch (error) {
-      throw classify(this.index, this.host, error, timedOut ? timeoutMs : undefined);
-    } finally {
-      clearTimeout(timer);
+      throw classify(this.index, this.host, error, signal.aborted ? timeoutMs : undefined);
     }
   }
+}
+
+/** `pending`, or a rejection with `signal`'s reason as soon as it aborts (a client we cannot abort). */
+function raced(pending: Promise<unknown>, signal: AbortSignal): Promise<unknown> {
+  return new Promise<unknown>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    pending.then(resolve, reject).finally(() => {
+      signal.removeEventListener("abort", onAbort);
+    });
+  });
 }

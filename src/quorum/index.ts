@@ -11,5 +11,10 @@ export {
   type NodeAnswer,
   type Round,
 } from "./fanout";
-export { defaultRequestTimeout, REQUEST_TIMEOUT_FACTOR, REQUEST_TIMEOUT_FLOOR } from "./timeout";
+export {
+  defaultRequestTimeout,
+  REQUEST_TIMEOUT_FACTOR,
+  REQUEST_TIMEOUT_FLOOR,
+  roundTimer,
+} from "./timeout";
 export { bestValidity, drift, freeAfter, isValidGrant, quorumOf, validity } from "./validity";

@@ -16,3 +16,20 @@ export function defaultRequestTimeout(lease: number): number {
   const scaled = Math.max(REQUEST_TIMEOUT_FLOOR, Math.round(lease * REQUEST_TIMEOUT_FACTOR));
   return Math.max(1, Math.min(scaled, Math.floor(lease / 3)));
 }
+
+/**
+ * One abort timer for all requests of a round (they share the per-node timeout): `signal` aborts
+ * with a `TimeoutError` after `timeoutMs`; call `clear` once every request settled.
+ *
+ * @example
+ * const timer = roundTimer(500);
+ * await Promise.allSettled(nodes.map((n) => send(n, { signal: timer.signal })));
+ * timer.clear();
+ */
+export function roundTimer(timeoutMs: number): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => {
+    controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError"));
+  }, timeoutMs);
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}

@@ -16,6 +16,29 @@ export interface EvalOptions {
   readonly spare?: number;
   /** Called before a request is re-sent after a network failure (the first may have run). */
   readonly onRetry?: () => void;
+  /**
+   * Send only once this settles (an earlier request on the same key and node that must land
+   * first). Waiting counts against `timeoutMs`; when it runs out, nothing is sent and the call
+   * fails as a timeout.
+   */
+  readonly after?: Promise<unknown> | undefined;
+  /**
+   * The round's shared timeout signal (see `RestNode.send`); used only when nothing was waited for
+   * first (`after`), since it fires `timeoutMs` after the round started.
+   */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Whether `promise` settled within `ms`. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    promise.then(done, done);
+  });
 }
 
 const NOSCRIPT = /noscript/i;
@@ -49,6 +72,15 @@ export async function evalScript<T>(
 ): Promise<T> {
   const { budget, spare = 0 } = options;
   const deadline = performance.now() + options.timeoutMs;
+  const shared = options.after === undefined ? options.signal : undefined;
+  if (options.after !== undefined && !(await settlesWithin(options.after, options.timeoutMs))) {
+    throw new TransportError(
+      node.index,
+      node.host,
+      "timeout",
+      `not sent: an earlier request on this key was still running after ${options.timeoutMs} ms`,
+    );
+  }
   let fellBack = false;
   let retried = false;
   for (;;) {
@@ -60,6 +92,7 @@ export async function evalScript<T>(
         (redis) =>
           useEval ? redis.eval(script.lua, keys, args) : redis.evalsha(script.sha1, keys, args),
         timeLeft,
+        shared,
       );
       node.knownScripts.add(script.sha1);
       const parsed = script.parse(reply);

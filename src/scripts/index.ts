@@ -1,5 +1,5 @@
 /**
- * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete), their SHA-1
+ * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete, handover), their SHA-1
  * literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL path.
  *
  * @module
@@ -14,6 +14,8 @@ export {
   EXTEND,
   FENCE_RAISE,
   FORCE_RELEASE,
+  HANDOVER,
+  type HandoverReply,
   INSPECT,
   type InspectReply,
   RELEASE,

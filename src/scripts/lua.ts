@@ -128,3 +128,43 @@ end
 -- someone else holds it now: leave it alone
 return 0
 `;
+
+/**
+ * Handover: release our grant and grant the key to the next waiter in one step. ARGV[1] = our
+ * token, ARGV[2] = the next holder's token, ARGV[3] = its ttl ms, ARGV[4] = "1" to issue a fence.
+ * Returns {grant, value, released}: grant and value as ACQUIRE ({1, fence} granted to the next
+ * token, {0, pttl} held by another, {2, pttl} done marker); released 1 when our token was there
+ * (or the request is a re-send that already handed over), 0 when the key was absent (our grant
+ * had expired), -1 when someone else holds it (left alone).
+ */
+export const HANDOVER_LUA = `-- edgelock handover
+local current = redis.call("GET", KEYS[1])
+local released = 0
+if current == ARGV[1] then
+  released = 1
+  current = false
+end
+if current == false then
+  -- ours (now released) or free: the next holder takes it with a TTL in ms
+  redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
+  local fence = 0
+  if ARGV[4] == "1" then
+    fence = redis.call("INCR", KEYS[2])
+  end
+  return {1, fence, released}
+end
+if current == ARGV[2] then
+  -- a re-sent request that already handed over: refresh the TTL, never count a second fence
+  redis.call("PEXPIRE", KEYS[1], ARGV[3])
+  local fence = 0
+  if ARGV[4] == "1" then
+    fence = tonumber(redis.call("GET", KEYS[2]) or "0")
+  end
+  return {1, fence, 1}
+end
+if string.sub(current, 1, 5) == "done:" then
+  return {2, redis.call("PTTL", KEYS[1]), -1}
+end
+-- someone else holds it: report how long their grant still runs, leave it alone
+return {0, redis.call("PTTL", KEYS[1]), -1}
+`;

@@ -5,6 +5,7 @@ import {
   EXTEND,
   FENCE_RAISE,
   FORCE_RELEASE,
+  HANDOVER,
   INSPECT,
   RELEASE,
   SCRIPTS,
@@ -96,5 +97,27 @@ describe("scripts", () => {
     expect(INSPECT.parse([-3, 0])).toBeUndefined();
     expect(FORCE_RELEASE.parse(1)).toBe(1);
     expect(FORCE_RELEASE.parse(2)).toBeUndefined();
+  });
+
+  it("handover reply shapes", () => {
+    expect(HANDOVER.parse([1, 0, 1])).toEqual({
+      acquire: { granted: true, fence: 0 },
+      released: 1,
+    });
+    expect(HANDOVER.parse([1, 9, 0])).toEqual({
+      acquire: { granted: true, fence: 9 },
+      released: 0,
+    });
+    expect(HANDOVER.parse([0, 4200, -1])).toEqual({
+      acquire: { granted: false, pttl: 4200 },
+      released: -1,
+    });
+    expect(HANDOVER.parse([2, 60_000, -1])).toEqual({
+      acquire: { granted: false, done: true, pttl: 60_000 },
+      released: -1,
+    });
+    for (const bad of [null, [1, 0], [1, 0, 2], [0, 4200, 1], [2, 5, 0], [1, -1, 1], ["1", 0, 1]]) {
+      expect(HANDOVER.parse(bad)).toBeUndefined();
+    }
   });
 });

@@ -4,6 +4,7 @@ import {
   EXTEND_LUA,
   FENCE_RAISE_LUA,
   FORCE_RELEASE_LUA,
+  HANDOVER_LUA,
   INSPECT_LUA,
   RELEASE_LUA,
 } from "./lua";
@@ -122,6 +123,33 @@ export const FORCE_RELEASE: Script<number> = {
   parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
 };
 
+/**
+ * Handover reply: the next holder's acquire (as {@link AcquireReply}) and what happened to our
+ * grant (as {@link CasReply}: 1 released, 0 already gone, -1 someone else holds the key).
+ */
+export interface HandoverReply {
+  readonly acquire: AcquireReply;
+  readonly released: CasReply;
+}
+
+/** See `HANDOVER_LUA`. */
+export const HANDOVER: Script<HandoverReply> = {
+  name: "handover",
+  lua: HANDOVER_LUA,
+  sha1: "19893cc76ebe15bc46b13e96555ce09ef9b78e18",
+  parse(reply) {
+    const triple = intArray(reply, 3);
+    if (triple === undefined) return undefined;
+    const [flag, value, released] = triple as [number, number, number];
+    const acquire = ACQUIRE.parse([flag, value]);
+    const cas = casCode(released);
+    if (acquire === undefined || cas === undefined) return undefined;
+    // Only a grant can go with our release; a refusal means the key was not ours.
+    if (!acquire.granted && cas !== -1) return undefined;
+    return { acquire, released: cas };
+  },
+};
+
 /** Every script, for the hash tests. */
 export const SCRIPTS: readonly Script<unknown>[] = [
   ACQUIRE,
@@ -131,4 +159,5 @@ export const SCRIPTS: readonly Script<unknown>[] = [
   INSPECT,
   FORCE_RELEASE,
   COMPLETE,
+  HANDOVER,
 ];

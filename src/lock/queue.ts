@@ -1,0 +1,249 @@
+import type { NodeOutcome } from "../errors";
+import type { Round } from "../quorum/fanout";
+
+/** A place in a {@link LocalLine}, kept by the caller that waits in it. */
+export interface Ticket {
+  /** Set while its caller waits for a change (see {@link LocalLine.changed}). */
+  wake?: (() => void) | undefined;
+  /** Last sign of life of its caller (`performance.now()`). */
+  seen: number;
+  /** How long its caller may go without a sign of life while it is first (a look's worst case). */
+  readonly patience: number;
+  /** Removed by others: its caller looked gone. It joins again at the end if it was not. */
+  evicted: boolean;
+}
+
+/** A grant of this key held here: ended once, renewed by each extension. */
+export interface LocalHold {
+  end(): void;
+  renew(validUntil: number): void;
+}
+
+/** The round a handover would run for the first waiter: its fresh token, TTL and timeout. */
+export interface NextRound {
+  readonly token: string;
+  readonly ttl: number;
+  readonly timeoutMs: number;
+}
+
+/**
+ * The first waiter's standing offer to take the lock over directly from the grant held here: the
+ * release then also acquires for it, in one request per node (see `handoverRound`).
+ */
+export interface Offer {
+  /** Sized at handover time; `undefined` when the waiter cannot afford a round now. */
+  readonly next: () => NextRound | undefined;
+  /** The handover started: its acquire round is the waiter's next look. */
+  readonly accept: (round: Promise<Round<number>>) => void;
+}
+
+/** What the first waiter saw last time the lock was busy, for waiters that give up unheard. */
+export interface LastLook {
+  readonly outcomes: readonly NodeOutcome[];
+  readonly why: string | undefined;
+}
+
+/**
+ * The callers of one `Locks` instance (one isolate or process) that want the same key: the grants
+ * it holds and the waiters, first come, first served. Only the first waiter looks at the nodes,
+ * and only while none of these grants is held: a grant held here is known to be busy, and it
+ * wakes the first waiter the moment it ends (release, completion, loss), so the lock passes to
+ * the next local caller without a poll or a sleep in between. Grants still need a majority round
+ * on the nodes: this line only decides who of the local callers asks next.
+ *
+ * Nothing here waits on a caller that may be gone (on Workers, a request whose context ended runs
+ * none of its timers or continuations): a grant stops counting as held at the end of its validity
+ * even if nobody ended it, and a first waiter that shows no sign of life for its `patience` while
+ * free to go is dropped from the line by the next waiter that wakes up.
+ *
+ * @example
+ * const line = new LocalLine(() => {});
+ * const hold = line.hold(performance.now() + 9_000); // a grant of this key
+ * const ticket = line.join(3_000);
+ * hold.end(); // released: `ticket` is first and nothing is held, so it may go
+ */
+export class LocalLine {
+  readonly #holds = new Set<{ validUntil: number }>();
+  readonly #waiters: Ticket[] = [];
+  #offer: { readonly ticket: Ticket; readonly offer: Offer } | undefined;
+  /** Since when the first waiter has been free to go (it became first, or nothing is held). */
+  #freeSince = performance.now();
+  /** The first waiter's most recent failed look at the nodes. */
+  last: LastLook | undefined;
+
+  /** `onIdle`: called whenever nothing is held and nobody waits (the owner may forget it). */
+  constructor(private readonly onIdle: () => void) {}
+
+  /** Grants of this key held here whose validity has not ended. */
+  held(now = performance.now()): number {
+    for (const hold of this.#holds) {
+      if (hold.validUntil > now) continue;
+      // Never ended (its caller may be gone): it stopped protecting anything at this moment.
+      this.#holds.delete(hold);
+      if (this.#holds.size > 0) continue;
+      this.#freeSince = hold.validUntil;
+      if (this.#waiters.length === 0) this.onIdle();
+    }
+    return this.#holds.size;
+  }
+
+  /** When the grants held here end at the latest (`performance.now()` clock), 0 when none. */
+  heldUntil(now = performance.now()): number {
+    let until = 0;
+    if (this.held(now) > 0)
+      for (const hold of this.#holds) until = Math.max(until, hold.validUntil);
+    return until;
+  }
+
+  /** Nothing held and nobody waiting: a newcomer may go straight to the nodes. */
+  get idle(): boolean {
+    return this.#waiters.length === 0 && this.held() === 0;
+  }
+
+  /**
+   * Settles at the next change that may concern `ticket`: it is (or became) first in line and a
+   * grant held here ended, or the waiter before it left. Only the first waiter is ever woken, so a
+   * long line costs nothing per change. Never rejects; one wait per ticket at a time.
+   */
+  changed(ticket: Ticket): Promise<void> {
+    return new Promise<void>((resolve) => {
+      ticket.wake = resolve;
+    });
+  }
+
+  /** The first waiter may have become free to go: wake it. */
+  #firstFree(): void {
+    this.#freeSince = performance.now();
+    const first = this.#waiters[0];
+    const wake = first?.wake;
+    if (first !== undefined) first.wake = undefined;
+    wake?.();
+    if (this.idle) this.onIdle();
+  }
+
+  /** Count a grant of this key as held until `end()` or its validity end (renewed on extension). */
+  hold(validUntil: number): LocalHold {
+    const hold = { validUntil };
+    this.#holds.add(hold);
+    return {
+      end: () => {
+        if (this.#holds.delete(hold) && this.#holds.size === 0) this.#firstFree();
+      },
+      renew: (until) => {
+        hold.validUntil = until;
+      },
+    };
+  }
+
+  /** Take a place at the end of the line; `patience` as in {@link Ticket}. */
+  join(patience: number): Ticket {
+    const ticket: Ticket = { seen: performance.now(), patience, evicted: false };
+    this.#enqueue(ticket);
+    return ticket;
+  }
+
+  /** Back at the end of the line after an eviction (a caller that was only slow). */
+  rejoin(ticket: Ticket): void {
+    if (!ticket.evicted) return;
+    ticket.evicted = false;
+    ticket.seen = performance.now();
+    this.#enqueue(ticket);
+  }
+
+  #enqueue(ticket: Ticket): void {
+    this.#waiters.push(ticket);
+    if (this.#waiters.length === 1) this.#freeSince = performance.now();
+  }
+
+  /** Leave the line (granted, gave up, or failed). */
+  leave(ticket: Ticket): void {
+    const at = this.#waiters.indexOf(ticket);
+    if (at < 0) return;
+    this.#waiters.splice(at, 1);
+    if (this.#offer?.ticket === ticket) this.#offer = undefined;
+    if (at === 0) this.#firstFree();
+    else if (this.idle) this.onIdle();
+  }
+
+  /** A sign of life of `ticket`'s caller. */
+  seen(ticket: Ticket): void {
+    ticket.seen = performance.now();
+  }
+
+  /**
+   * Drop the first waiter if it is not `self` and its caller shows no sign of life for its
+   * patience although it has been free to go (nothing held here) for that long.
+   */
+  prune(self: Ticket, now = performance.now()): void {
+    const first = this.#waiters[0];
+    if (first === undefined || first === self || this.held(now) > 0) return;
+    if (now - Math.max(first.seen, this.#freeSince) <= first.patience) return;
+    first.evicted = true;
+    this.leave(first);
+  }
+
+  /** `ticket` is first in line (a grant may still be held here). */
+  isFirst(ticket: Ticket): boolean {
+    return this.#waiters[0] === ticket;
+  }
+
+  /** Stand ready (first in line only) to take over from the grant held here. */
+  offer(ticket: Ticket, offer: Offer): void {
+    if (this.isFirst(ticket)) this.#offer = { ticket, offer };
+  }
+
+  /** Withdraw `ticket`'s offer, if it is still standing (not taken). */
+  withdraw(ticket: Ticket): void {
+    if (this.#offer?.ticket === ticket) this.#offer = undefined;
+  }
+
+  /** The first waiter's offer, removed from the line (for the grant that is ending). */
+  takeOffer(): Offer | undefined {
+    const standing = this.#offer;
+    this.#offer = undefined;
+    return standing !== undefined && this.isFirst(standing.ticket) ? standing.offer : undefined;
+  }
+
+  /** `ticket` is first in line and no grant is held here: its turn to ask the nodes. */
+  isTurn(ticket: Ticket, now = performance.now()): boolean {
+    return this.#waiters[0] === ticket && this.held(now) === 0;
+  }
+}
+
+/**
+ * The {@link LocalLine}s of one `Locks` instance, by full lock key; a line is dropped as soon as it
+ * is idle, so keys that were only ever locked uncontended leave nothing behind.
+ *
+ * @example
+ * const lines = new LocalLines();
+ * const hold = lines.of("lock:k").hold(validUntil); // dropped again once `hold.end()` leaves it idle
+ */
+export class LocalLines {
+  readonly #lines = new Map<string, LocalLine>();
+
+  /**
+   * The line of `lockKey`, created on first use. Call it when holding or joining, and keep the
+   * line only while holding or waiting in it: an idle line is dropped.
+   */
+  of(lockKey: string): LocalLine {
+    let line = this.#lines.get(lockKey);
+    if (line === undefined) {
+      const created = new LocalLine(() => {
+        if (this.#lines.get(lockKey) === created) this.#lines.delete(lockKey);
+      });
+      this.#lines.set(lockKey, created);
+      line = created;
+    }
+    return line;
+  }
+
+  /** The line of `lockKey` if there is one. */
+  peek(lockKey: string): LocalLine | undefined {
+    return this.#lines.get(lockKey);
+  }
+
+  /** Keys with a line now (for tests). */
+  get size(): number {
+    return this.#lines.size;
+  }
+}
