@@ -30,6 +30,28 @@ class RawCommand extends Command {
 }
 
 /** redis-server unreachable (killed, restarting) or the connection broke mid-request: a 5xx. */
+/**
+ * Queue `commands` on `pipeline`, except those `replace` answers itself (injected faults): their
+ * replies go straight into `replies`. Returns the positions that were sent, in order.
+ */
+function enqueue(
+  pipeline: Pipeline,
+  commands: readonly ParsedCommand[],
+  replace: ((command: ParsedCommand) => RedisReply | undefined) | undefined,
+  replies: RedisReply[],
+): number[] {
+  const sent: number[] = [];
+  commands.forEach((command, i) => {
+    const replacement = replace?.(command);
+    if (replacement !== undefined) replies[i] = replacement;
+    else {
+      sent.push(i);
+      pipeline.sendCommand(new RawCommand(command.name, command.args));
+    }
+  });
+  return sent;
+}
+
 export class BackendUnavailableError extends Error {
   override name = "BackendUnavailableError";
 }
@@ -122,16 +144,8 @@ export class Backend {
     replace?: (command: ParsedCommand) => RedisReply | undefined,
   ): Promise<RedisReply[]> {
     const replies: RedisReply[] = new Array(commands.length);
-    const sent: number[] = [];
     const pipeline = this.#shared.pipeline() as unknown as Pipeline;
-    commands.forEach((command, i) => {
-      const replacement = replace?.(command);
-      if (replacement !== undefined) replies[i] = replacement;
-      else {
-        sent.push(i);
-        pipeline.sendCommand(new RawCommand(command.name, command.args));
-      }
-    });
+    const sent = enqueue(pipeline, commands, replace, replies);
     if (sent.length > 0) {
       const results = (await pipeline.exec()) ?? [];
       sent.forEach((position, j) => {
@@ -152,17 +166,9 @@ export class Backend {
     let reusable = false;
     try {
       const pipeline = connection.pipeline() as unknown as Pipeline;
-      const sent: number[] = [];
       const replies: RedisReply[] = new Array(commands.length);
       pipeline.sendCommand(new RawCommand("multi", []));
-      commands.forEach((command, i) => {
-        const replacement = replace?.(command);
-        if (replacement !== undefined) replies[i] = replacement;
-        else {
-          sent.push(i);
-          pipeline.sendCommand(new RawCommand(command.name, command.args));
-        }
-      });
+      const sent = enqueue(pipeline, commands, replace, replies);
       pipeline.sendCommand(new RawCommand("exec", []));
       const results = (await pipeline.exec()) ?? [];
       for (const [error] of results) {
