@@ -8,6 +8,8 @@
  *   only when `EXEC` answered; on every other path the connection is destroyed. A queue-time error
  *   makes Redis answer `EXEC` with `EXECABORT` — Redis itself discards the transaction, exactly as
  *   `DISCARD` would, without a second round trip.
+ * - Each SSE stream (`/subscribe`, `/psubscribe`) gets a connection of its own from `subscriber()`,
+ *   owned and closed by `subscribe.ts`.
  *
  * ioredis options, and why: binary replies (no reply transformers, see `RawCommand`) so values are
  * byte-exact; `stringNumbers` so integers keep every digit; `enableOfflineQueue: false` and
@@ -65,6 +67,8 @@ export type TransactionOutcome =
 const MAX_IDLE_TRANSACTION_CONNECTIONS = 8;
 /** Reconnect delay of the shared connection while redis-server is down. */
 const RECONNECT_DELAY_MS = 50;
+/** `CLIENT LIST` name of SSE subscriber connections, so tests can count them on redis-server. */
+export const SUBSCRIBER_CONNECTION_NAME = "edgelock-dev-subscriber";
 
 const isReplyError = (error: unknown): error is Error =>
   error instanceof Error && error.name === "ReplyError";
@@ -190,6 +194,21 @@ export class Backend {
     } finally {
       this.#giveBack(connection, reusable);
     }
+  }
+
+  /**
+   * A new, unconnected connection for one SSE subscriber (see `subscribe.ts`); the caller connects
+   * and disconnects it. Dedicated because a subscribed connection accepts nothing but
+   * (un)subscribe commands; never reconnecting, because a subscription silently restored after a
+   * restart would hide the messages lost meanwhile: the stream ends instead and the client sees it.
+   */
+  subscriber(): Redis {
+    return new Redis({
+      ...baseOptions(this.#host, this.#port),
+      connectionName: SUBSCRIBER_CONNECTION_NAME,
+      retryStrategy: () => null,
+      autoResubscribe: false,
+    });
   }
 
   /** Closes every connection. */

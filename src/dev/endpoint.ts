@@ -11,6 +11,11 @@
  *   order, RESP-pipelined on one shared connection (not atomic).
  * - `POST /multi-exec`: the same, atomically on a dedicated connection; a queue-time error (unknown
  *   command, wrong arity) → 400 `{"error"}` and nothing is written; runtime errors stay inline.
+ * - `POST /subscribe/<channel>`, `POST /psubscribe/<pattern>`: Server-Sent Events, one Redis
+ *   subscriber connection per stream; `POST /publish/<channel>/<message>` → `{"result":<receivers>}`
+ *   (these three also take `GET`; see `subscribe.ts`). Faults and stats see each as one request
+ *   with one command (`subscribe`, `psubscribe`, `publish`); `reset-after` resets a stream once
+ *   Redis confirmed the subscription.
  * - `/__edgelock/*`: fault and process controls, see `admin.ts`.
  * - `OPTIONS *`: CORS preflight (no token). Unknown path → 404, other method → 405, body over
  *   `maxBodyBytes` → 413 `{"error":"ERR max request size exceeded"}`, redis-server down → 503;
@@ -21,16 +26,16 @@
  * fresh `upstash-sync-token` (a per-node counter); incoming sync and telemetry headers are ignored.
  *
  * Not implemented (SRH-style list; the official client needs none of it):
- * - path-style commands (`GET /set/foo/bar`, `?EX=100` query arguments): unknown paths are 404;
- * - SSE routes: `/subscribe`, `/psubscribe`, `/monitor`, and `/publish/<ch>/<msg>` (PUBLISH itself
- *   works as a normal command);
+ * - path-style commands except `/publish` (`GET /set/foo/bar`, `?EX=100`): unknown paths are 404;
+ * - the SSE route `/monitor`;
  * - `Upstash-Response-Format: resp2` (answered with 400) and gzip replies;
  * - the Upstash-only `#!lua flags=allow-key-locking` shebang: redis-server rejects it
  *   (`ERR Unexpected flag in script shebang`), scripts are passed through unaltered;
  * - read-only tokens, `ACL RESTTOKEN`, request quotas, a mount prefix in front of the routes;
  * - Upstash-only commands (`AR*`, `SEARCH.*`, `SCAN … WITHTYPE`) and Upstash's divergences from Redis
  *   (`ZRANGE … LIMIT` without `BYSCORE`/`BYLEX`, `UNLINK` with no key): redis-server answers as Redis;
- * - blocking, subscribe and connection-state commands (`BLPOP`, `SUBSCRIBE`, `SELECT`, …): 400.
+ * - blocking, subscribe and connection-state commands in a JSON body (`BLPOP`, `SUBSCRIBE`,
+ *   `SELECT`, …): 400 (subscriptions go through the SSE routes).
  * Numbers in requests travel as `String(n)`, which equals the JS client's `JSON.stringify` text;
  * integers beyond 2^53 written by another language lose digits in `JSON.parse`.
  *
@@ -54,6 +59,13 @@ import {
   parseJson,
 } from "./request";
 import type { Stats } from "./stats";
+import {
+  type PubSubRoute,
+  publishCommand,
+  pubSubRouteOf,
+  SubscriptionStreams,
+  subscriptionOf,
+} from "./subscribe";
 import type { Fault } from "./types";
 
 /** Admin route handler: `[status, JSON body]` for `/__edgelock/<action>`. */
@@ -77,7 +89,7 @@ export interface EndpointOptions {
   readonly admin: AdminHandler;
 }
 
-type Route = "single" | "pipeline" | "multi";
+type Route = "single" | "pipeline" | "multi" | PubSubRoute;
 
 const ADMIN_PREFIX = "/__edgelock/";
 const UNAUTHORIZED = encodeError("Unauthorized");
@@ -89,7 +101,14 @@ function routeOf(path: string): Route | undefined {
   if (path === "/" || path === "") return "single";
   if (path === "/pipeline") return "pipeline";
   if (path === "/multi-exec") return "multi";
-  return undefined;
+  return pubSubRouteOf(path);
+}
+
+/** Methods of a data route; pub/sub also takes `GET` (`EventSource`, `curl …/publish/ch/msg`). */
+function methodsOf(route: Route): readonly string[] {
+  return route === "single" || route === "pipeline" || route === "multi"
+    ? ["POST", "PUT"]
+    : ["GET", "POST", "PUT"];
 }
 
 /** One node's REST server. */
@@ -97,12 +116,14 @@ export class Endpoint {
   readonly #options: EndpointOptions;
   readonly #tokens: TokenCheck;
   readonly #server: Server;
+  readonly #streams: SubscriptionStreams;
   #port = 0;
   #sync = 0;
 
   private constructor(options: EndpointOptions) {
     this.#options = options;
     this.#tokens = new TokenCheck(options.token);
+    this.#streams = new SubscriptionStreams(options.backend);
     this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
@@ -131,8 +152,11 @@ export class Endpoint {
     return this.#port;
   }
 
-  /** Stops accepting, and drops every connection, including hung requests. */
+  /** Stops accepting, and drops every connection, including hung requests and SSE streams. */
   close(): Promise<void> {
+    // Before the sockets go: each stream's Redis connection is closed here, not left to the
+    // sockets' close events, which may come after the node already killed its redis-server.
+    this.#streams.closeAll();
     return new Promise((resolve) => {
       this.#server.close(() => resolve());
       this.#server.closeAllConnections();
@@ -160,15 +184,15 @@ export class Endpoint {
       req.resume();
       return this.#send(res, 404, encodeError(`ERR not found: ${method} ${path}`));
     }
-    if (route !== undefined && method !== "POST" && method !== "PUT") {
+    if (route !== undefined && !methodsOf(route).includes(method)) {
       req.resume();
-      res.setHeader("allow", "POST, PUT, OPTIONS");
+      res.setHeader("allow", [...methodsOf(route), "OPTIONS"].join(", "));
       return this.#send(res, 405, encodeError(`ERR method not allowed: ${method} ${path}`));
     }
     const body = await readBody(req, this.#options.maxBodyBytes);
     if (body === undefined) return this.#send(res, 413, TOO_LARGE);
     try {
-      if (route !== undefined) return await this.#data(route, req, res, body);
+      if (route !== undefined) return await this.#data(route, path, req, res, body);
       const parsed = body.length === 0 ? undefined : parseJson(body);
       const action = path.slice(ADMIN_PREFIX.length);
       const [status, reply] = await this.#options.admin(method, action, parsed);
@@ -182,14 +206,21 @@ export class Endpoint {
     }
   }
 
-  async #data(route: Route, req: IncomingMessage, res: ServerResponse, body: Buffer) {
+  async #data(route: Route, path: string, req: IncomingMessage, res: ServerResponse, body: Buffer) {
+    if (route === "subscribe" || route === "psubscribe") {
+      return this.#subscribe(subscriptionOf(route, path), req, res);
+    }
     const format = header(req, "upstash-response-format");
     if (format !== undefined && format.toLowerCase() !== "json") {
       throw new BadRequestError(`ERR Upstash-Response-Format "${format}" is not supported here`);
     }
     const base64 = header(req, "upstash-encoding")?.toLowerCase() === "base64";
-    const json = parseJson(body);
-    const commands = route === "single" ? [parseCommand(json, "body")] : parseCommandList(json);
+    const commands =
+      route === "publish"
+        ? [publishCommand(path, body)]
+        : route === "single"
+          ? [parseCommand(parseJson(body), "body")]
+          : parseCommandList(parseJson(body));
     this.#options.stats.countCommands(commands);
     const fault = this.#options.faults.take(commands);
     if (fault !== undefined && !(await this.#applyBefore(fault, req, res))) return;
@@ -197,6 +228,17 @@ export class Endpoint {
     const [status, reply] = await this.#run(route, commands, base64, replace);
     if (fault?.kind === "reset-after") return resetConnection(req);
     this.#send(res, status, reply);
+  }
+
+  /** An SSE stream: counted and faulted like a one-command request, then handed to the streams. */
+  async #subscribe(subscription: ParsedCommand, req: IncomingMessage, res: ServerResponse) {
+    this.#options.stats.countCommands([subscription]);
+    const fault = this.#options.faults.take([subscription]);
+    if (fault !== undefined && !(await this.#applyBefore(fault, req, res))) return;
+    await this.#streams.serve(req, res, subscription, {
+      syncToken: String(++this.#sync),
+      resetAfterConfirm: fault?.kind === "reset-after",
+    });
   }
 
   /** Applies what a fault does before the command runs; false when the request is finished. */
@@ -231,7 +273,7 @@ export class Endpoint {
     replace: ((command: ParsedCommand) => RedisReply | undefined) | undefined,
   ): Promise<readonly [number, string]> {
     const { backend } = this.#options;
-    if (route === "single") {
+    if (route === "single" || route === "publish") {
       const command = commands[0] as ParsedCommand;
       const reply = replace?.(command) ?? (await backend.command(command));
       return [reply instanceof Error ? 400 : 200, encodeEntry(reply, base64)];

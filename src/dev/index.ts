@@ -4,9 +4,10 @@
  * fault injection per node: latency, error statuses, hangs, connection resets before or after the
  * command ran, NOSCRIPT, pause/resume, kill and restart. The `edgelock dev` CLI is its front.
  *
- * What the endpoint implements and what it does not (path-style commands, SSE subscribe/monitor,
- * the `allow-key-locking` shebang, the resp2 response format, …) is listed in `endpoint.ts`; the
- * admin routes in `admin.ts`.
+ * What the endpoint implements (including the SSE `/subscribe` and `/psubscribe` routes and
+ * `/publish`) and what it does not (path-style commands in general, `/monitor`, the
+ * `allow-key-locking` shebang, the resp2 response format, …) is listed in `endpoint.ts`; the admin
+ * routes in `admin.ts`.
  *
  * @example
  * ```ts

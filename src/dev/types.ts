@@ -74,7 +74,10 @@ export interface RestartOptions {
 
 /** Counters of one node's REST endpoint since start or the last `resetStats()`. */
 export interface NodeStats {
-  /** HTTP requests received on the data routes (`/`, `/pipeline`, `/multi-exec`), any outcome. */
+  /**
+   * HTTP requests received on the data routes (`/`, `/pipeline`, `/multi-exec`, and the SSE and
+   * publish routes: one per stream), any outcome.
+   */
   requests: number;
   /** Commands received per lower-case name, counted once the request was authorized and parsed. */
   commands: Record<string, number>;
