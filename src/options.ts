@@ -30,6 +30,8 @@ export const DEFAULTS = Object.freeze({
   retryDelay: 50,
   /** @default 1000 */
   retryDelayMax: 1_000,
+  /** @default false */
+  wake: false,
 });
 
 /** Longest accepted `prefix`, in UTF-8 bytes. */
@@ -38,6 +40,12 @@ export const MAX_PREFIX_BYTES = 256;
 export const MAX_KEY_BYTES = 1_024;
 /** Suffix of the fence counter key (`${prefix}${key}:fence`); reserved when fencing is on. */
 export const FENCE_SUFFIX = ":fence";
+/**
+ * Suffix of the wait room key (`${prefix}${key}:wait`), a sorted set of waiters to wake on release,
+ * and of its channel. A user key of that name is never touched as a room (the scripts check the
+ * type), so it is not reserved.
+ */
+export const WAIT_SUFFIX = ":wait";
 
 /** {@link LocksOptions} after validation, with the nodes built. */
 export interface ResolvedOptions {
@@ -52,6 +60,7 @@ export interface ResolvedOptions {
   readonly wait: number;
   readonly retryDelay: number;
   readonly retryDelayMax: number;
+  readonly wake: boolean;
   readonly onEvent: ((event: LockEvent) => void) | undefined;
 }
 
@@ -66,6 +75,7 @@ const KNOWN = new Set<string>([
   "wait",
   "retryDelay",
   "retryDelayMax",
+  "wake",
   "onEvent",
 ]);
 
@@ -85,6 +95,13 @@ function lease(value: unknown): number {
   const ms = positiveInt("lease", value);
   if (ms > MAX_LEASE) throw new ConfigurationError("lease", `longer than ${MAX_LEASE} ms`);
   return ms;
+}
+
+function boolean(option: string, value: unknown): boolean {
+  if (typeof value !== "boolean") {
+    throw new ConfigurationError(option, `expected a boolean, got ${String(value)}`);
+  }
+  return value;
 }
 
 function nonNegativeInt(option: string, value: unknown): number {
@@ -146,10 +163,8 @@ export function resolveOptions(options: LocksOptions): ResolvedOptions {
     throw new ConfigurationError("prefix", `longer than ${MAX_PREFIX_BYTES} bytes`);
   }
   const leaseMs = lease(options.lease ?? DEFAULTS.lease);
-  const fencing = options.fencing ?? DEFAULTS.fencing;
-  if (typeof fencing !== "boolean") {
-    throw new ConfigurationError("fencing", `expected a boolean, got ${String(fencing)}`);
-  }
+  const fencing = boolean("fencing", options.fencing ?? DEFAULTS.fencing);
+  const wake = boolean("wake", options.wake ?? DEFAULTS.wake);
   const driftFactor = options.driftFactor ?? DEFAULTS.driftFactor;
   if (typeof driftFactor !== "number" || !(driftFactor >= 0 && driftFactor < 0.5)) {
     throw new ConfigurationError(
@@ -191,6 +206,7 @@ export function resolveOptions(options: LocksOptions): ResolvedOptions {
     wait,
     retryDelay,
     retryDelayMax,
+    wake,
     onEvent,
   };
 }

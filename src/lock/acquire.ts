@@ -9,6 +9,7 @@ import { budgetShortfall, cleanup, failureOf, isDone, unheardFailure } from "./f
 import { type Holds, holdsOf } from "./holds";
 import type { LocalHold, LocalLine, NextRound, Offer, Ticket } from "./queue";
 import { newToken, random, sleep } from "./timing";
+import { type Watch, waiterArgs, waiterEntry } from "./wake";
 
 /** A successful acquisition, before it is wrapped in a `Lock`. */
 export interface Grant {
@@ -48,14 +49,17 @@ async function look(
   timeoutMs: number,
   budget: Budget | undefined,
   probeAt: number | undefined,
+  waiter: readonly string[],
 ): Promise<Round<number>> {
-  if (probeAt === undefined) return core.acquireRound(keys, token, ttl, timeoutMs, budget);
-  const probe = await core.probeRound(probeAt, keys, token, ttl, timeoutMs, budget);
+  if (probeAt === undefined) {
+    return core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, waiter);
+  }
+  const probe = await core.probeRound(probeAt, keys, token, ttl, timeoutMs, budget, waiter);
   if (probe.outcomes[0]?.status !== "ok") return probe;
   const fence = probe.values.get(probeAt) ?? 0;
   const answer: NodeAnswer<number> = { status: "ok", value: fence, fence };
   const known = new Map([[probeAt, answer]]);
-  const round = await core.acquireRound(keys, token, ttl, timeoutMs, budget, known);
+  const round = await core.acquireRound(keys, token, ttl, timeoutMs, budget, known, waiter);
   return { ...round, startedAt: probe.startedAt };
 }
 
@@ -159,13 +163,22 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
   let lastWhy: string | undefined;
   let line: LocalLine | undefined;
   let ticket: Ticket | undefined;
+  // Wake-up on release (see `wake.ts`): every look registers this caller in the key's wait room,
+  // and from the first busy look on it listens on one node's channel.
+  const entry =
+    options.wake && call.wait > 0 ? waiterEntry(lineUntil - began, core.wake.id) : undefined;
+  const roomTtl = Math.max(lease, 2 * options.retryDelayMax);
+  const waiter = entry === undefined ? [] : waiterArgs(entry, roomTtl);
+  let watch: Watch | undefined;
+  // The last sleep was a listening one that no wake-up ended (see `Watch.missed`).
+  let dozed = false;
   // A round a releasing grant may run for us: sized when it does, as our own would be.
   const sizeNext = (): NextRound | undefined => {
     const ttl = budget === undefined ? lease : budget.ttl(lease);
     if (budget !== undefined && budgetShortfall(core, budget, ttl, roundCost + n) !== undefined) {
       return undefined;
     }
-    return { token: newToken(), ttl, timeoutMs: core.timeoutFor(ttl) };
+    return { token: newToken(), ttl, timeoutMs: core.timeoutFor(ttl), waiter };
   };
 
   try {
@@ -199,7 +212,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       }
       const { token, ttl, timeoutMs } = next;
       const round = await (handed?.round ??
-        look(core, keys, token, ttl, timeoutMs, budget, probeAt));
+        look(core, keys, token, ttl, timeoutMs, budget, probeAt, waiter));
       const probed = round.outcomes.length < n;
       let outcomes = round.outcomes;
       let why: string | undefined;
@@ -230,6 +243,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       if (ok) {
         const valid = validity(ttl, durationMs, options.driftFactor);
         if (isValidGrant(valid, options.minValidity)) {
+          if (dozed) watch?.missed();
           core.emit({ type: "acquire", key, attempt, result: "granted", durationMs, outcomes });
           const validUntil = round.startedAt + ttl - drift(ttl, options.driftFactor);
           // Counted as held before leaving the line, so the next in line waits for its end.
@@ -260,13 +274,27 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       const freeIn = lastError instanceof LockBusyError ? lastError.retryAfter : undefined;
       backoff ??= new Backoff(options.retryDelay, options.retryDelayMax);
       if (!failedProbe) backoff.observe(freeIn, now);
-      const expiring = freeIn !== undefined && freeIn < backoff.cap();
+      if (entry !== undefined && busy && (watch === undefined || watch.failed)) {
+        watch?.close();
+        watch = listen(core, keys, outcomes, budget, roundCost + n);
+      }
+      // Listening: a release wakes us, so look again only at the holders' expiry (nobody releases
+      // an expired grant) or after `retryDelayMax` (a wake-up that got lost).
+      const listening = watch?.ready === true;
+      const cap = listening ? options.retryDelayMax : backoff.cap();
+      const expiring = freeIn !== undefined && freeIn < cap;
       const budgetLeft = budget === undefined ? Infinity : budget.remaining() - budget.reserve;
-      const delay = failedProbe
-        ? 0
-        : Math.min(backoff.next(freeIn), waitUntil - now, Math.max(0, budgetLeft));
+      const nap = listening
+        ? expiring
+          ? Math.max(0, freeIn) + Math.floor(random() * options.retryDelay)
+          : cap
+        : backoff.next(freeIn);
+      const delay = failedProbe ? 0 : Math.min(nap, waitUntil - now, Math.max(0, budgetLeft));
       const stillBusy = lastError instanceof LockBusyError && !failedProbe && !expiring;
-      if (n > 1 && stillBusy) {
+      if (n > 1 && stillBusy && listening && watch !== undefined) {
+        // Keep the registration fresh where the wake-up comes from.
+        probeAt = watch.node;
+      } else if (n > 1 && stillBusy) {
         // Probe the nodes in turn, from a random one (waiters spread over the nodes).
         rotation = rotation === undefined ? Math.floor(random() * n) : rotation + 1;
         probeAt = rotation % n;
@@ -279,15 +307,45 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       line.seen(ticket);
       line.last = { outcomes: lastError.outcomes, why: lastWhy };
       let woken = false;
-      const changed = line.changed(ticket).then(() => {
-        woken = true;
-      });
-      await sleep(delay, signal, changed);
+      const changed = line.changed(ticket);
+      const released = listening && entry !== undefined ? watch?.woken(entry.member) : undefined;
+      const either = released === undefined ? changed : Promise.race([changed, released]);
+      await sleep(
+        delay,
+        signal,
+        either.then(() => {
+          woken = true;
+        }),
+      );
       if (signal?.aborted) throw signal.reason;
-      // Woken by a change in line (a grant of ours ended): ask every node.
+      // Woken by a change in line (a grant of ours ended) or by a release: ask every node.
       if (woken) probeAt = undefined;
+      dozed = listening && !woken && !expiring;
     }
   } finally {
     if (ticket !== undefined) line?.leave(ticket);
+    watch?.close();
   }
+}
+
+/**
+ * Listen for wake-ups of `keys`' wait room on the first node that reported the key held (where
+ * this caller just registered), if the budget leaves room for the stream (one subrequest) beside
+ * a round and its cleanup.
+ */
+function listen(
+  core: LockCore,
+  keys: Keys,
+  outcomes: readonly NodeOutcome[],
+  budget: Budget | undefined,
+  spare: number,
+): Watch | undefined {
+  const at = outcomes.find((o) => o.status === "held")?.index;
+  const node = at === undefined ? undefined : core.nodes[at];
+  if (node === undefined || (budget !== undefined && budget.remainingSubrequests() <= spare)) {
+    return undefined;
+  }
+  const watch = core.wake.watch(node, keys[2]);
+  if (watch !== undefined) budget?.charge(1);
+  return watch;
 }

@@ -1,7 +1,7 @@
 import type { Budget } from "../budget/budget";
 import type { NodeStatus } from "../errors";
 import type { RestNode } from "../node/node";
-import { FENCE_SUFFIX, type ResolvedOptions } from "../options";
+import { FENCE_SUFFIX, type ResolvedOptions, WAIT_SUFFIX } from "../options";
 import { fanOut, type NodeAnswer, type Round } from "../quorum/fanout";
 import { defaultRequestTimeout, roundTimer } from "../quorum/timeout";
 import {
@@ -21,9 +21,10 @@ import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
 import { ReleaseOrder } from "./order";
 import { LocalLines } from "./queue";
 import type { LockEvent } from "./types";
+import { WakeChannels } from "./wake";
 
-/** The lock key and its fence counter key on every node. */
-export type Keys = [lockKey: string, fenceKey: string];
+/** The lock key, its fence counter key and its wait room key on every node. */
+export type Keys = [lockKey: string, fenceKey: string, roomKey: string];
 
 const isOk = (status: NodeStatus): boolean => status === "ok";
 /** For release: any answer means our token is gone from that node. */
@@ -32,6 +33,16 @@ const answered = (status: NodeStatus): boolean =>
 
 /** For complete: the done marker is on that node (written now, or already there). */
 const recorded = (status: NodeStatus): boolean => status === "ok" || status === "done";
+
+/**
+ * How long a release keeps the key for the waiter it wakes: a quarter of a request timeout (at
+ * least 50 ms). Enough for the wake-up and the waiter's round to arrive on a healthy network; short
+ * when the waiter is gone or cannot hear it (the lock then stays idle no longer than this), and a
+ * waiter that arrives later still finds the key free unless a newcomer took it first.
+ */
+export function reservationFor(timeoutMs: number): number {
+  return Math.max(50, Math.ceil(timeoutMs / 4));
+}
 
 /** Largest N whose rounds share one timer (and signal) among their requests. */
 export const SHARED_TIMER_MAX_NODES = 8;
@@ -58,6 +69,8 @@ export class LockCore {
   readonly order: ReleaseOrder;
   /** Grants held and callers waiting, per lock key, within this instance. */
   readonly lines = new LocalLines();
+  /** Wake-up subscriptions to wait rooms, shared by this instance's callers. */
+  readonly wake = new WakeChannels();
 
   constructor(readonly options: ResolvedOptions) {
     this.nodes = options.nodes;
@@ -67,7 +80,7 @@ export class LockCore {
 
   keys(key: string): Keys {
     const lockKey = `${this.options.prefix}${key}`;
-    return [lockKey, `${lockKey}${FENCE_SUFFIX}`];
+    return [lockKey, `${lockKey}${FENCE_SUFFIX}`, `${lockKey}${WAIT_SUFFIX}`];
   }
 
   /**
@@ -107,7 +120,8 @@ export class LockCore {
 
   /**
    * Acquire round: `ok` (value = fence), `held` (pttl), or `done` (the done marker's pttl). Nodes
-   * in `known` already answered (a probe): their answer is taken as is, no request.
+   * in `known` already answered (a probe): their answer is taken as is, no request. `waiter`:
+   * the wait room registration arguments (see `waiterArgs`), if any.
    */
   acquireRound(
     keys: Keys,
@@ -116,8 +130,9 @@ export class LockCore {
     timeoutMs: number,
     budget: Budget | undefined,
     known?: ReadonlyMap<number, NodeAnswer<number>>,
+    waiter: readonly string[] = [],
   ): Promise<Round<number>> {
-    const args = [token, String(ttl), this.options.fencing ? "1" : "0"];
+    const args = [token, String(ttl), this.options.fencing ? "1" : "0", ...waiter];
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
@@ -139,15 +154,16 @@ export class LockCore {
     ttl: number,
     timeoutMs: number,
     budget: Budget | undefined,
+    waiter: readonly string[] = [],
   ): Promise<Round<number>> {
-    const args = [token, String(ttl), this.options.fencing ? "1" : "0"];
+    const args = [token, String(ttl), this.options.fencing ? "1" : "0", ...waiter];
     const node = this.nodes[position] as RestNode;
     const acquire = (only: RestNode) => this.acquireOn(only, keys, args, timeoutMs, budget);
     return fanOut([node], acquire, { quorum: 1, isFor: isOk });
   }
 
   /**
-   * One node's ACQUIRE (`args`: token, ttl, fencing flag), sent once our releases of the key in
+   * One node's ACQUIRE (`args`: token, ttl, fencing flag, wait room registration), sent once our releases of the key in
    * flight there have ended (`after`, by default read from {@link order} now). `signal`: the
    * round's shared timeout signal, if the request goes out with the round.
    */
@@ -222,7 +238,9 @@ export class LockCore {
   /**
    * Release round: compare-and-DEL on `scope.nodes` (default: all). Decided once a majority
    * answered (`ok` deleted, `absent`, `held`), so a slow minority does not slow it; or, with
-   * `waitAll`, once every node answered (cleanup after a failed acquire).
+   * `waitAll`, once every node answered (cleanup after a failed acquire). `wake`: the release
+   * hands the key to the first waiter of its wait room, if any (a release; not a cleanup, which
+   * frees a minority only).
    *
    * `scope.holds` (from {@link holdsOf}) skips nodes our token never reached (reported `absent`,
    * no request), and sends to a node whose acquire is still in flight only after that acquire
@@ -234,9 +252,10 @@ export class LockCore {
     token: string,
     timeoutMs: number,
     budget: Budget | undefined,
-    scope: { nodes?: readonly RestNode[]; holds?: Holds; waitAll?: boolean } = {},
+    scope: { nodes?: readonly RestNode[]; holds?: Holds; waitAll?: boolean; wake?: boolean } = {},
   ): Promise<Round<CasReply>> {
-    const { nodes = this.nodes, holds, waitAll = false } = scope;
+    const { nodes = this.nodes, holds, waitAll = false, wake = false } = scope;
+    const args = wake ? [token, String(Date.now()), String(reservationFor(timeoutMs))] : [token];
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
@@ -249,7 +268,7 @@ export class LockCore {
             if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
             // Sent later than the round's start: a timer of its own.
             const shared = hold === true ? signal : undefined;
-            return await this.#release(node, keys, token, timeoutMs, budget, shared);
+            return await this.#release(node, keys, args, timeoutMs, budget, shared);
           } finally {
             ended();
           }
@@ -259,11 +278,11 @@ export class LockCore {
     );
   }
 
-  /** One node's compare-and-DEL. */
+  /** One node's compare-and-DEL (`args`: token, and to wake a waiter: epoch ms, reservation ms). */
   async #release(
     node: RestNode,
     keys: Keys,
-    token: string,
+    args: string[],
     timeoutMs: number,
     budget: Budget | undefined,
     signal: AbortSignal | undefined,
@@ -273,7 +292,7 @@ export class LockCore {
       resent = true;
     };
     const options = { timeoutMs, budget, onRetry, signal };
-    const reply = await evalScript(node, RELEASE, keys, [token], options);
+    const reply = await evalScript(node, RELEASE, keys, args, options);
     // "Absent" right after re-sending a request whose connection broke most likely means the
     // first attempt deleted it: report the deletion.
     const status = resent && reply === 0 ? "ok" : casStatus(reply);

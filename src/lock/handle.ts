@@ -272,7 +272,7 @@ export class LockHandle implements Lock {
       // started stops when it ends, and the next holder (another request) waits on it.
       releasing = Promise.all([handover.release, handover.acquire]).then(([round]) => round);
     } else {
-      releasing = core.releaseRound(keys, token, timeoutMs, this.#budget, { holds });
+      releasing = core.releaseRound(keys, token, timeoutMs, this.#budget, { holds, wake: true });
     }
     this.#grant.local.end();
     const round = await releasing;

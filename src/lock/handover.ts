@@ -41,8 +41,10 @@ export function handoverRound(
   budget: Budget | undefined,
 ): { acquire: Promise<Round<number>>; release: Promise<Round<CasReply>> } {
   const fencing = core.options.fencing ? "1" : "0";
-  const both = [token, next.token, String(next.ttl), fencing];
-  const acquireArgs = [next.token, String(next.ttl), fencing];
+  const waiter = next.waiter ?? [];
+  // HANDOVER takes only the entry (ARGV[5]): the key is granted, never waited for, there.
+  const both = [token, next.token, String(next.ttl), fencing, ...waiter.slice(0, 1)];
+  const acquireArgs = [next.token, String(next.ttl), fencing, ...waiter];
   // One timer for all of these requests (they serve two rounds here).
   const timer =
     core.nodes.length <= SHARED_TIMER_MAX_NODES ? roundTimer(next.timeoutMs) : undefined;

@@ -85,7 +85,9 @@ export function createLocks(options: LocksOptions): Locks {
     call.signal?.throwIfAborted();
     const release = (grant: Grant) => {
       const { keys, token, timeoutMs, holds } = grant;
-      void core.releaseRound(keys, token, timeoutMs, call.budget, { holds }).catch(() => {});
+      void core
+        .releaseRound(keys, token, timeoutMs, call.budget, { holds, wake: true })
+        .catch(() => {});
       grant.local.end();
     };
     const grant = await abortable(acquireLoop(core, key, call), call.signal, release);

@@ -19,11 +19,15 @@ export interface LocalHold {
   renew(validUntil: number): void;
 }
 
-/** The round a handover would run for the first waiter: its fresh token, TTL and timeout. */
+/**
+ * The round a handover would run for the first waiter: its fresh token, TTL and timeout, and its
+ * wait room registration (`waiterArgs`), which the grant removes from the room.
+ */
 export interface NextRound {
   readonly token: string;
   readonly ttl: number;
   readonly timeoutMs: number;
+  readonly waiter?: readonly string[] | undefined;
 }
 
 /**

@@ -45,6 +45,15 @@ export interface LocksOptions {
   /** Upper bound of one retry sleep in ms.
    * @default 1000 */
   readonly retryDelayMax?: number | undefined;
+  /**
+   * Wake-up on release: a caller that waits for a busy key registers in the key's wait room on the
+   * nodes and listens on one node's SSE channel (`/subscribe`, one long request per waiting key
+   * and instance); a release wakes the first live waiter, which then asks at once instead of at
+   * its next poll. Looks at the lock while listening drop to one request at the holder's expiry
+   * or every `retryDelayMax`. Needs nodes whose client has `subscribe` (`@upstash/redis`); others
+   * poll as without it. Releases wake registered waiters whatever this option says.
+   * @default false */
+  readonly wake?: boolean | undefined;
   /** Observability hook; receives events with per-node outcomes and never a token. Exceptions
    * it throws are ignored. */
   readonly onEvent?: ((event: LockEvent) => void) | undefined;

@@ -1,5 +1,5 @@
 import { classify } from "./classify";
-import type { RedisLike } from "./types";
+import type { RedisLike, SubscriberLike } from "./types";
 
 /**
  * Hands a per-request `AbortSignal` to a client we built. `@upstash/redis` reads its `signal`
@@ -52,6 +52,15 @@ export class RestNode {
      */
     readonly knownScripts: Set<string> = new Set(),
   ) {}
+
+  /**
+   * Subscribe to `channel` over the client's SSE route (`/subscribe/<channel>`), or `undefined`
+   * when the client has no `subscribe` (a `RedisLike` that is not `@upstash/redis`).
+   */
+  subscribe(channel: string): SubscriberLike | undefined {
+    const { subscribe } = this.redis as { subscribe?: (channel: string) => SubscriberLike };
+    return typeof subscribe === "function" ? subscribe.call(this.redis, channel) : undefined;
+  }
 
   /**
    * Run one client call with a timeout of `timeoutMs`. On a client we built the fetch is aborted;

@@ -12,6 +12,16 @@ export interface RedisLike {
 }
 
 /**
+ * The slice of an `@upstash/redis` `Subscriber` (from `redis.subscribe(channel)`) that wake-up
+ * on release uses: `subscribe` fires with the subscription count once the SSE stream is open,
+ * `message` with `{ channel, message }`, `error` when the stream could not be opened.
+ */
+export interface SubscriberLike {
+  on(type: "subscribe" | "message" | "error", listener: (data: unknown) => void): void;
+  unsubscribe(): Promise<void>;
+}
+
+/**
  * REST credentials of one node; edgelock builds a lock-suited client from them.
  *
  * @example

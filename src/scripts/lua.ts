@@ -1,7 +1,8 @@
 /**
  * Lua source of every script edgelock runs. All durations are milliseconds (PX, PEXPIRE, PTTL).
- * Every script takes KEYS[1] = lock key and KEYS[2] = fence counter key, and returns integers only
- * (so no client-side deserialization or base64 decoding can alter a reply).
+ * Every script takes KEYS[1] = lock key, KEYS[2] = fence counter key and KEYS[3] = wait room key
+ * (the sorted set of waiters to wake on release, and the stem of their wake-up channels), and
+ * returns integers only (so no client-side deserialization or base64 decoding can alter a reply).
  *
  * The SHA-1 of each source is a literal in `scripts.ts`; changing a byte here changes the hash,
  * which the unit test (WebCrypto) and the integration test (SCRIPT LOAD) catch.
@@ -13,33 +14,53 @@
  * Acquire. ARGV[1] = token, ARGV[2] = ttl ms, ARGV[3] = "1" to issue a fence.
  * Returns {1, fence} when granted (fence 0 without fencing), {0, pttl} when held by another,
  * {2, pttl} when the key holds a done marker (`done:<token>`, written by COMPLETE; tokens are hex,
- * so no token starts with `done:`), pttl being the marker's remaining retention.
+ * so no token starts with `done:`), pttl being the marker's remaining retention. A retried
+ * request that finds its own token refreshes the TTL and never counts a second fence.
+ *
+ * Wake-up registration (optional): ARGV[4] = the waiter (`<deadline epoch ms>:<id>`), ARGV[5] =
+ * its place (epoch ms of its first look), ARGV[6] = ms to keep the wait room. When held by
+ * another, the waiter is added to the wait room KEYS[3] (a sorted set by place) that RELEASE
+ * pops; when granted, it leaves the room. A KEYS[3] of another type (a user key) is left alone.
+ * A key that RELEASE reserved for this waiter (`wake:<waiter>`) counts as free for it, and as
+ * held (for the reservation's short PTTL) for everyone else.
  */
 export const ACQUIRE_LUA = `-- edgelock acquire
 local current = redis.call("GET", KEYS[1])
-if current == false then
-  -- free: take it with our token and a TTL in ms
-  redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-  local fence = 0
-  if ARGV[3] == "1" then
-    fence = redis.call("INCR", KEYS[2])
+local w = ARGV[4]
+if w and current == "wake:" .. w then
+  current = false
+end
+if current == false or current == ARGV[1] then
+  if current == false then
+    redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
+  else
+    redis.call("PEXPIRE", KEYS[1], ARGV[2])
   end
-  return {1, fence}
+  if w and redis.call("TYPE", KEYS[3]).ok == "zset" then
+    redis.call("ZREM", KEYS[3], w)
+  end
+  local f = 0
+  if ARGV[3] == "1" then
+    if current == false then
+      f = redis.call("INCR", KEYS[2])
+    else
+      f = tonumber(redis.call("GET", KEYS[2]) or "0")
+    end
+  end
+  return {1, f}
 end
 if string.sub(current, 1, 5) == "done:" then
-  -- a once() job finished under this key: report how long the marker is kept
   return {2, redis.call("PTTL", KEYS[1])}
 end
-if current == ARGV[1] then
-  -- already ours (a retried request): refresh the TTL, never count a second fence
-  redis.call("PEXPIRE", KEYS[1], ARGV[2])
-  local fence = 0
-  if ARGV[3] == "1" then
-    fence = tonumber(redis.call("GET", KEYS[2]) or "0")
+if w then
+  local t = redis.call("TYPE", KEYS[3]).ok
+  if t == "zset" or t == "none" then
+    redis.call("ZADD", KEYS[3], ARGV[5], w)
+    if redis.call("PTTL", KEYS[3]) < tonumber(ARGV[6]) then
+      redis.call("PEXPIRE", KEYS[3], ARGV[6])
+    end
   end
-  return {1, fence}
 end
--- held by someone else: report how long their grant still runs
 return {0, redis.call("PTTL", KEYS[1])}
 `;
 
@@ -54,19 +75,45 @@ if current == ARGV[1] then
   return 1
 end
 if current == false then
-  -- expired: do not bring it back
   return 0
 end
 return -1
 `;
 
 /**
- * Release. ARGV[1] = token.
- * Returns 1 deleted, 0 expired/absent, -1 held by someone else (left alone).
+ * Release. ARGV[1] = token, ARGV[2] (optional) = the releaser's epoch ms, ARGV[3] = ms to keep
+ * the key for a woken waiter. Returns 1 released, 0 expired/absent, -1 held by someone else (left
+ * alone).
+ *
+ * With ARGV[2], a release hands the key to the first waiter of the wait room KEYS[3] (see
+ * ACQUIRE): it pops waiters in order, drops those whose deadline ends within the reservation (at
+ * most 8 per call; they stopped waiting or are about to, and still see the key free on a look),
+ * and for the first live one sets the key to `wake:<waiter>` with PX ARGV[3] instead of deleting
+ * it, then publishes the waiter on its listener's channel: a waiter is
+ * `<deadline epoch ms>:<listener>:<id>`, the channel `<KEYS[3]>:<listener>`. The reservation keeps
+ * newcomers from taking the key before the woken waiter's request arrives (they wait in the room
+ * behind it), and expires soon if that waiter is gone. Without a live waiter the key is deleted.
+ * A cleanup after a failed acquire sends no ARGV[2]: freeing a minority of nodes does not free
+ * the lock.
  */
 export const RELEASE_LUA = `-- edgelock release
 local current = redis.call("GET", KEYS[1])
 if current == ARGV[1] then
+  if ARGV[2] and redis.call("TYPE", KEYS[3]).ok == "zset" then
+    local soon = tonumber(ARGV[2]) + tonumber(ARGV[3])
+    for i = 1, 8 do
+      local head = redis.call("ZPOPMIN", KEYS[3])[1]
+      if head == nil then break end
+      if tonumber(string.match(head, "^%d+") or "0") > soon then
+        redis.call("SET", KEYS[1], "wake:" .. head, "PX", ARGV[3])
+        local listener = string.match(head, "^%d+:(%x+):")
+        if listener then
+          redis.call("PUBLISH", KEYS[3] .. ":" .. listener, head)
+        end
+        return 1
+      end
+    end
+  end
   redis.call("DEL", KEYS[1])
   return 1
 end
@@ -117,15 +164,12 @@ return redis.call("DEL", KEYS[1])
 export const COMPLETE_LUA = `-- edgelock complete
 local current = redis.call("GET", KEYS[1])
 if current == ARGV[1] or current == false then
-  -- ours, or our grant expired after the job finished: record the job as done
   redis.call("SET", KEYS[1], "done:" .. ARGV[1], "PX", ARGV[2])
   return 1
 end
 if string.sub(current, 1, 5) == "done:" then
-  -- already recorded
   return 2
 end
--- someone else holds it now: leave it alone
 return 0
 `;
 
@@ -135,7 +179,8 @@ return 0
  * Returns {grant, value, released}: grant and value as ACQUIRE ({1, fence} granted to the next
  * token, {0, pttl} held by another, {2, pttl} done marker); released 1 when our token was there
  * (or the request is a re-send that already handed over), 0 when the key was absent (our grant
- * had expired), -1 when someone else holds it (left alone).
+ * had expired), -1 when someone else holds it (left alone). ARGV[5] (optional) = the next
+ * holder's waiter entry, removed from the wait room KEYS[3] on the grant (see ACQUIRE).
  */
 export const HANDOVER_LUA = `-- edgelock handover
 local current = redis.call("GET", KEYS[1])
@@ -145,8 +190,10 @@ if current == ARGV[1] then
   current = false
 end
 if current == false then
-  -- ours (now released) or free: the next holder takes it with a TTL in ms
   redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
+  if ARGV[5] and redis.call("TYPE", KEYS[3]).ok == "zset" then
+    redis.call("ZREM", KEYS[3], ARGV[5])
+  end
   local fence = 0
   if ARGV[4] == "1" then
     fence = redis.call("INCR", KEYS[2])
@@ -154,7 +201,6 @@ if current == false then
   return {1, fence, released}
 end
 if current == ARGV[2] then
-  -- a re-sent request that already handed over: refresh the TTL, never count a second fence
   redis.call("PEXPIRE", KEYS[1], ARGV[3])
   local fence = 0
   if ARGV[4] == "1" then
@@ -165,6 +211,5 @@ end
 if string.sub(current, 1, 5) == "done:" then
   return {2, redis.call("PTTL", KEYS[1]), -1}
 end
--- someone else holds it: report how long their grant still runs, leave it alone
 return {0, redis.call("PTTL", KEYS[1]), -1}
 `;

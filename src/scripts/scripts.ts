@@ -54,7 +54,7 @@ const casCode = (reply: unknown): CasReply | undefined =>
 export const ACQUIRE: Script<AcquireReply> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
-  sha1: "d1d2be6729225437a4fca14b9d45531623b0b9d8",
+  sha1: "4b26a2feddbc1107539724cffeb90c516296d84c",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -71,7 +71,7 @@ export const ACQUIRE: Script<AcquireReply> = {
 export const EXTEND: Script<CasReply> = {
   name: "extend",
   lua: EXTEND_LUA,
-  sha1: "6cf69f4b5d0d668c2fda706f74ecfbac580b7768",
+  sha1: "35d42cb5360107cc1def1783589b04835a2c8382",
   parse: casCode,
 };
 
@@ -79,7 +79,7 @@ export const EXTEND: Script<CasReply> = {
 export const RELEASE: Script<CasReply> = {
   name: "release",
   lua: RELEASE_LUA,
-  sha1: "41a0b8f2558793212dfce5bacedb9f17547565bb",
+  sha1: "b88fd4df532a17074ac3a114133da0c84ebe7c09",
   parse: casCode,
 };
 
@@ -111,7 +111,7 @@ export type CompleteReply = 1 | 2 | 0;
 export const COMPLETE: Script<CompleteReply> = {
   name: "complete",
   lua: COMPLETE_LUA,
-  sha1: "5e8b32e1004f455c5ff96333f8c559152cc445d9",
+  sha1: "e8ab2a6cc7eadfce5706655d2ba2d9b3364fbad9",
   parse: (reply) => (reply === 1 || reply === 2 || reply === 0 ? reply : undefined),
 };
 
@@ -136,7 +136,7 @@ export interface HandoverReply {
 export const HANDOVER: Script<HandoverReply> = {
   name: "handover",
   lua: HANDOVER_LUA,
-  sha1: "19893cc76ebe15bc46b13e96555ce09ef9b78e18",
+  sha1: "a5b1ebbe29d7928acaf5a5adaa2fd20ac784da66",
   parse(reply) {
     const triple = intArray(reply, 3);
     if (triple === undefined) return undefined;

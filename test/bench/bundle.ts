@@ -30,6 +30,14 @@ const EDGELOCK_ENTRIES: readonly { id: string; path: string }[] = [
   { id: "edgelock/workers", path: "src/adapters/workers/index.ts" },
 ];
 
+/** What an app that imports one thing pays after tree-shaking (informational, not a target). */
+const IMPORTS: readonly { id: string; contents: string }[] = [
+  {
+    id: "import { createLocks } from edgelock",
+    contents: 'export { createLocks } from "./src/index.ts";',
+  },
+];
+
 const PEERS: readonly { id: string; contents: string }[] = [
   { id: "@upstash/lock", contents: 'export * from "@upstash/lock";' },
   { id: "redlock", contents: 'export * from "redlock"; export { default } from "redlock";' },
@@ -75,6 +83,13 @@ export async function runBundle(): Promise<BundleRow[]> {
   for (const { id, path } of EDGELOCK_ENTRIES) {
     if (!existsSync(`${ROOT}${path}`)) continue;
     rows.push(await measure(id, path, { entryPoints: [`${ROOT}${path}`] }));
+  }
+  for (const { id, contents } of IMPORTS) {
+    rows.push(
+      await measure(id, "tree-shaken import", {
+        stdin: { contents, resolveDir: ROOT, loader: "ts" },
+      }),
+    );
   }
   for (const { id, contents } of PEERS) {
     rows.push(

@@ -15,7 +15,9 @@
  * Peers are set up to keep retrying for the whole window with their own default delays:
  * `@upstash/lock` `retry: { attempts: ⌈left / 100⌉ + 1, delay: 100 }` (its default delay),
  * node-redlock `retryCount: ⌊left / 200⌋` (default delay 200 ± 100 ms); edgelock
- * `wait: window + 1 s` with an `AbortSignal` that fires at the end of the window.
+ * `wait: window + 1 s` with an `AbortSignal` that fires at the end of the window, in three set-ups
+ * ({@link EdgelockMode}): one shared `Locks`, one `Locks` per worker, and one per worker with
+ * `wake: true`.
  *
  * @module
  */
@@ -23,7 +25,7 @@ import { setMaxListeners } from "node:events";
 import { Lock as UpstashLock } from "@upstash/lock";
 import type { Redis as IORedis } from "ioredis";
 import Redlock from "redlock";
-import { createLocks } from "../../src/index";
+import { createLocks, type Locks } from "../../src/index";
 import {
   edgelockLikeClient,
   endpointRequests,
@@ -79,34 +81,46 @@ interface Setup {
 const UPSTASH_LOCK_DELAY = 100;
 const REDLOCK_DELAY = 200;
 
-function edgelockSetup(cluster: BenchCluster, n: number, key: string): Setup {
+/**
+ * How the edgelock workers are set up: `shared`, one `Locks` for all (the callers of one isolate
+ * or process: they line up locally and hand over); `clients`, one `Locks` per worker (independent
+ * invocations, which only meet on the nodes); `wake`, like `clients` with wake-up on release.
+ */
+export type EdgelockMode = "shared" | "clients" | "wake";
+
+function edgelockSetup(cluster: BenchCluster, n: number, key: string, mode: EdgelockMode): Setup {
   const rounds: Record<string, number> = {};
-  const locks = createLocks({
-    nodes: cluster.nodes.slice(0, n),
-    lease: LEASE,
-    onEvent(event) {
-      if (event.type === "acquire") rounds[event.result] = (rounds[event.result] ?? 0) + 1;
-    },
-  });
-  const acquire: Acquire = async (end, signal) => {
-    try {
-      const lock = await locks.acquire(key, {
-        wait: Math.ceil(end - performance.now()) + 1_000,
-        signal,
-      });
-      return () => lock.release();
-    } catch (error) {
-      if (signal.aborted) return null;
-      throw error;
-    }
+  const make = () =>
+    createLocks({
+      nodes: cluster.nodes.slice(0, n),
+      lease: LEASE,
+      wake: mode === "wake",
+      onEvent(event) {
+        if (event.type === "acquire") rounds[event.result] = (rounds[event.result] ?? 0) + 1;
+      },
+    });
+  const acquirer = (locks: Locks): Acquire => {
+    return async (end, signal) => {
+      try {
+        const lock = await locks.acquire(key, {
+          wait: Math.ceil(end - performance.now()) + 1_000,
+          signal,
+        });
+        return () => lock.release();
+      } catch (error) {
+        if (signal.aborted) return null;
+        throw error;
+      }
+    };
   };
+  const shared = mode === "shared" ? acquirer(make()) : undefined;
   return {
-    id: `edgelock-${n}`,
+    id: mode === "shared" ? `edgelock-${n}` : `edgelock-${n}-${mode}`,
     library: "edgelock",
     nodes: n,
     counting: "endpoint requests",
     count: () => endpointRequests(cluster, n),
-    workers: async (count) => Array.from({ length: count }, () => acquire),
+    workers: async (count) => Array.from({ length: count }, () => shared ?? acquirer(make())),
     reset: () => {
       for (const name of Object.keys(rounds)) delete rounds[name];
     },
@@ -261,9 +275,11 @@ async function runOne(
   }
 }
 
+const EDGELOCK_MODES: readonly EdgelockMode[] = ["shared", "clients", "wake"];
+
 /**
- * Run edgelock (1 node) vs `@upstash/lock`, then edgelock (5 nodes) vs node-redlock (5 nodes),
- * each on its own fresh key.
+ * Run `@upstash/lock` and edgelock (1 node), then node-redlock and edgelock (5 nodes), edgelock in
+ * every {@link EdgelockMode}, each on its own fresh key.
  *
  * @example
  * const rows = await runContention(cluster, { workers: 32, holdMs: 2, durationMs: 5_000 });
@@ -275,10 +291,10 @@ export async function runContention(
   const n = cluster.nodes.length;
   const key = (id: string) => `bench:contention:${id}:${crypto.randomUUID()}`;
   const setups: (() => Setup)[] = [
-    () => edgelockSetup(cluster, 1, key("edgelock-1")),
     () => upstashLockSetup(cluster, key("upstash-lock")),
-    () => edgelockSetup(cluster, n, key(`edgelock-${n}`)),
+    ...EDGELOCK_MODES.map((mode) => () => edgelockSetup(cluster, 1, key("edgelock-1"), mode)),
     () => redlockSetup(cluster, n, key(`redlock-${n}`)),
+    ...EDGELOCK_MODES.map((mode) => () => edgelockSetup(cluster, n, key(`edgelock-${n}`), mode)),
   ];
   const rows: ContentionRow[] = [];
   for (const make of setups) {

@@ -46,7 +46,10 @@ const NOTES = {
   contention:
     "\nThroughput on this machine is bounded by how many REST requests/s it can serve (see " +
     "node requests/s); node-redlock's pipelined TCP commands are far cheaper. Floor of node " +
-    "requests/section: 2 per node (acquire + release).",
+    "requests/section: 2 per node (acquire + release). edgelock-N: 32 callers of one `Locks` " +
+    "(one isolate: local line and handover); edgelock-N-clients: one `Locks` per worker " +
+    "(independent invocations, polling); edgelock-N-wake: one `Locks` per worker with " +
+    "`wake: true` (wait room + SSE wake-up on release; the SSE streams count as requests).",
 };
 
 /** The markdown report of one run. */

@@ -132,8 +132,11 @@ export function evaluateTargets(results: BenchResults): TargetResult[] {
   const c = results.contention;
   if (c !== undefined) {
     const many = Math.max(...c.rows.map((r) => r.nodes));
-    targets.push(...contentionTargets(c.rows, "edgelock-1", "upstash-lock"));
-    targets.push(...contentionTargets(c.rows, `edgelock-${many}`, `redlock-${many}`));
+    // Shared: the callers of one isolate; wake: independent clients (one per invocation).
+    for (const mode of ["", "-wake"]) {
+      targets.push(...contentionTargets(c.rows, `edgelock-1${mode}`, "upstash-lock"));
+      targets.push(...contentionTargets(c.rows, `edgelock-${many}${mode}`, `redlock-${many}`));
+    }
   }
   for (const cost of results.cost ?? []) {
     if (cost.expected === undefined) continue;

@@ -96,4 +96,28 @@ describe("safety under faults (bounded runs)", () => {
       expect(report.history.clockError[source]).toBeLessThan(LEASE / 20);
     }
   }, 90_000);
+
+  it("wake-up on release: 2 processes × 5 clients with wait rooms and SSE streams, zero violations", async () => {
+    const run: RunOptions = {
+      seed: 41,
+      durationMs: 10_000,
+      clients: 5,
+      processes: 2,
+      keys: 3,
+      lease: LEASE,
+      requestTimeout: REQUEST_TIMEOUT,
+      profile: "keep-data",
+      fencing: true,
+      wake: true,
+    };
+    const report = await runChaos(run);
+    const text = formatReport(report);
+    console.log(text);
+    expect(report.crashes, text).toEqual([]);
+    expect(report.check.violations, text).toEqual([]);
+    expect(report.check.stats.grants, text).toBeGreaterThan(15);
+    // Wait rooms and reservations expire like lock keys: nothing is left behind.
+    expect(report.history.leftovers, text).toEqual([]);
+    expect(report.inspectHeld).toBe(0);
+  }, 90_000);
 });

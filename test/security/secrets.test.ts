@@ -48,7 +48,8 @@ beforeAll(async () => {
     monitor.on("monitor", (_time: string, args: string[]) => {
       const command = String(args[0]).toLowerCase();
       if (command === "eval" || command === "evalsha") {
-        const token = args[5]; // script, numkeys, key, fence key, token, ...
+        // command, script, numkeys, the keys, then the token (ARGV[1])
+        const token = args[3 + Number(args[2])];
         if (token !== undefined && /^[0-9a-f]{32}$/.test(token)) wireTokens.add(token);
       }
     });
@@ -85,7 +86,9 @@ function tokensSeenBy(f: FakeUpstream): string[] {
     try {
       const parsed = JSON.parse(body) as unknown[];
       const commands = Array.isArray(parsed[0]) ? (parsed as unknown[][]) : [parsed];
-      return commands.map((c) => String(c[5] ?? "")).filter((t) => /^[0-9a-f]{32}$/.test(t));
+      return commands
+        .map((c) => String(c[3 + Number(c[2])] ?? ""))
+        .filter((t) => /^[0-9a-f]{32}$/.test(t));
     } catch {
       return [];
     }

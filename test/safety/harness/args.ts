@@ -22,6 +22,7 @@ export const USAGE = `usage: npm run chaos -- [options]
   --request-timeout <ms>    per-node request timeout                           default: the library's
   --profile <p>             keep-data | delayed-empty | mixed | unsafe         default mixed
   --no-fencing              plain locks (no fence tokens, no fenced writes)
+  --wake                    wake-up on release (wait rooms, SSE streams)
   --json                    print the report as JSON as well`;
 
 /**
@@ -69,6 +70,7 @@ export function parseArgs(argv: readonly string[]): ChaosArgs {
   let requestTimeout: number | undefined;
   let profile: Profile = "mixed";
   let fencing = true;
+  let wake = false;
   let json = false;
   let help = false;
   for (let i = 0; i < argv.length; i++) {
@@ -110,6 +112,9 @@ export function parseArgs(argv: readonly string[]): ChaosArgs {
       case "--no-fencing":
         fencing = false;
         break;
+      case "--wake":
+        wake = true;
+        break;
       case "--json":
         json = true;
         break;
@@ -133,6 +138,7 @@ export function parseArgs(argv: readonly string[]): ChaosArgs {
       nodes,
       profile,
       fencing,
+      ...(wake ? { wake } : {}),
       ...(requestTimeout === undefined ? {} : { requestTimeout }),
     },
     json,

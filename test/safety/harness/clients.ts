@@ -28,6 +28,7 @@ export interface ClientsConfig {
   readonly keys: readonly string[];
   readonly lease: number;
   readonly fencing: boolean;
+  readonly wake: boolean;
   readonly clients: number;
   readonly seed: number;
   /** Clock source name, used in grant ids. */
@@ -102,6 +103,7 @@ async function client(
     prefix: `${config.namespace}lock:`,
     lease,
     fencing: config.fencing,
+    wake: config.wake,
     // Waiters poll at least every quarter lease: more contention, more chances to catch a bug.
     retryDelayMax: Math.max(50, Math.round(lease / 4)),
     ...(config.requestTimeout === undefined ? {} : { requestTimeout: config.requestTimeout }),

@@ -25,6 +25,7 @@ export function replayCommand(options: RunOptions): string {
     options.requestTimeout === undefined ? "" : `--request-timeout ${options.requestTimeout}`,
     options.nodes === undefined || options.nodes === 5 ? "" : `--nodes ${options.nodes}`,
     options.fencing ? "" : "--no-fencing",
+    options.wake === true ? "--wake" : "",
   ]
     .filter((part) => part !== "")
     .join(" ");
@@ -77,7 +78,7 @@ export function formatReport(report: RunReport): string {
   const lines = [
     `edgelock chaos: seed ${options.seed}, profile ${options.profile}, ${Math.round(options.durationMs / 1000)} s, ` +
       `${options.nodes ?? 5} nodes, ${options.processes === 0 ? "1 process" : `${options.processes} processes`} × ${options.clients} clients, ` +
-      `${options.keys} keys, lease ${options.lease} ms${options.requestTimeout === undefined ? "" : `, request timeout ${options.requestTimeout} ms`}, fencing ${options.fencing ? "on" : "off"}`,
+      `${options.keys} keys, lease ${options.lease} ms${options.requestTimeout === undefined ? "" : `, request timeout ${options.requestTimeout} ms`}, fencing ${options.fencing ? "on" : "off"}${options.wake === true ? ", wake on" : ""}`,
     `acquisitions: ${s.grants} granted; acquire rounds ${JSON.stringify(report.rounds)}; failed acquire calls ${JSON.stringify(report.failures)}`,
     `critical sections: ${s.sectionsCompleted} completed, ${s.sectionsAbandoned} abandoned (validity low), ${s.sectionsUncertain} uncertain, ${s.sectionsOverran} overran validity`,
     `fenced writes: ${s.fencedAccepted} accepted, ${s.fencedRejected} rejected; releases: ${s.released} released, ${s.expiredOnRelease} expired, ${s.unknownOnRelease} unknown, ${s.neverReleased} never (crashed holders); ${s.extended} extensions; ${s.lostSignals} lock signals aborted`,

@@ -36,6 +36,8 @@ export interface RunOptions {
   /** Lock cluster size. @default 5 */
   readonly nodes?: number;
   readonly fencing: boolean;
+  /** Clients use `wake: true` (wait rooms and SSE wake-ups). @default false */
+  readonly wake?: boolean;
   /** Per-node request timeout (default: the library's). */
   readonly requestTimeout?: number;
   /** Progress lines. */
@@ -117,6 +119,7 @@ export async function runChaos(options: RunOptions): Promise<RunReport> {
       keys,
       lease: options.lease,
       fencing: options.fencing,
+      wake: options.wake ?? false,
       clients: options.clients,
       seed: options.seed,
       ...(options.requestTimeout === undefined ? {} : { requestTimeout: options.requestTimeout }),
