@@ -346,6 +346,6 @@ function listen(
     return undefined;
   }
   const watch = core.wake.watch(node, keys[2]);
-  if (watch !== undefined) budget?.charge(1);
+  if (watch?.opened === true) budget?.charge(1);
   return watch;
 }

@@ -58,6 +58,8 @@ export function waiterArgs(entry: WaiterEntry, roomTtl: number): string[] {
 export interface Watch {
   /** Index of the node the subscription is on (register and probe there). */
   readonly node: number;
+  /** This call opened the stream (one request) rather than joining an open one. */
+  readonly opened: boolean;
   /** The stream is open: a release on that node reaches this caller. */
   readonly ready: boolean;
   /** The subscription failed: fall back to polling. */
@@ -114,12 +116,10 @@ export class WakeChannels {
    * another node: see {@link Watch.node}). `undefined` when the node's client cannot subscribe.
    */
   watch(node: RestNode, room: string): Watch | undefined {
-    let channel = this.#channels.get(room);
-    if (channel === undefined || channel.failed) {
-      const opened = this.#open(node, room);
-      if (opened === undefined) return undefined;
-      channel = opened;
-    }
+    const open = this.#channels.get(room);
+    const opened = open === undefined || open.failed;
+    const channel = opened ? this.#open(node, room) : open;
+    if (channel === undefined) return undefined;
     channel.users++;
     if (channel.linger !== undefined) clearTimeout(channel.linger);
     channel.linger = undefined;
@@ -127,6 +127,7 @@ export class WakeChannels {
     let closed = false;
     return {
       node: used.node,
+      opened,
       get ready() {
         return used.ready && !used.failed;
       },

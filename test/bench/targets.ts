@@ -132,8 +132,9 @@ export function evaluateTargets(results: BenchResults): TargetResult[] {
   const c = results.contention;
   if (c !== undefined) {
     const many = Math.max(...c.rows.map((r) => r.nodes));
-    // Shared: the callers of one isolate; wake: independent clients (one per invocation).
-    for (const mode of ["", "-wake"]) {
+    // Shared: the callers of one isolate; clients and wake: independent clients (one per
+    // invocation), polling or woken on release.
+    for (const mode of ["", "-clients", "-wake"]) {
       targets.push(...contentionTargets(c.rows, `edgelock-1${mode}`, "upstash-lock"));
       targets.push(...contentionTargets(c.rows, `edgelock-${many}${mode}`, `redlock-${many}`));
     }
