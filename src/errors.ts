@@ -41,6 +41,11 @@ export interface NodeOutcome {
   readonly pttl?: number;
   /** The node's fence counter, when fencing is on (acquire, inspect). */
   readonly fence?: number;
+  /**
+   * `held` by a release's short reservation for the waiter it woke (`wake`), who is about to
+   * take the key; `pttl` is the reservation's.
+   */
+  readonly reserved?: true;
   /** The transport failure behind `"timeout"` / `"error"`. */
   readonly error?: TransportError;
 }

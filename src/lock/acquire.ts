@@ -282,7 +282,11 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       // an expired grant) or after `retryDelayMax` (a wake-up that got lost).
       const listening = watch?.ready === true;
       const cap = listening ? options.retryDelayMax : backoff.cap();
-      const expiring = freeIn !== undefined && freeIn < cap;
+      // A reservation ends with the woken waiter's grant, whose release wakes the next: no use
+      // looking when it runs out (a waiter that never came costs at most `retryDelayMax`).
+      const reserved = outcomes.some((o) => o.reserved === true);
+      const handedOn = reserved && !outcomes.some((o) => o.status === "held" && !o.reserved);
+      const expiring = freeIn !== undefined && freeIn < cap && !(listening && handedOn);
       const budgetLeft = budget === undefined ? Infinity : budget.remaining() - budget.reserve;
       const nap = listening
         ? expiring

@@ -54,7 +54,12 @@ export const SHARED_TIMER_MAX_NODES = 8;
  * acquireAnswer({ granted: false, pttl: 4200 }, false) // { status: "held", pttl: 4200 }
  */
 export function acquireAnswer(reply: AcquireReply, fencing: boolean): NodeAnswer<number> {
-  if (!reply.granted) return { status: reply.done ? "done" : "held", pttl: reply.pttl };
+  if (!reply.granted) {
+    const status = reply.done ? "done" : "held";
+    return reply.reserved
+      ? { status, pttl: reply.pttl, reserved: true }
+      : { status, pttl: reply.pttl };
+  }
   return fencing ? { status: "ok", value: reply.fence, fence: reply.fence } : { status: "ok" };
 }
 

@@ -6,6 +6,7 @@ export interface NodeAnswer<T> {
   readonly value?: T;
   readonly pttl?: number;
   readonly fence?: number;
+  readonly reserved?: true;
 }
 
 /** The node identity the fan-out needs. */
@@ -119,6 +120,7 @@ export function fanOut<N extends FanOutNode, T>(
             latencyMs,
             ...(answer.pttl === undefined ? {} : { pttl: answer.pttl }),
             ...(answer.fence === undefined ? {} : { fence: answer.fence }),
+            ...(answer.reserved === undefined ? {} : { reserved: answer.reserved }),
           };
           return record(position, outcome);
         } catch (error) {

@@ -22,7 +22,8 @@
  * another, the waiter is added to the wait room KEYS[3] (a sorted set by place) that RELEASE
  * pops; when granted, it leaves the room. A KEYS[3] of another type (a user key) is left alone.
  * A key that RELEASE reserved for this waiter (`wake:<waiter>`) counts as free for it, and as
- * held (for the reservation's short PTTL) for everyone else.
+ * held for everyone else, reported as {3, pttl}: the reservation's PTTL is short, but the woken
+ * waiter is about to take the key for a whole lease.
  */
 export const ACQUIRE_LUA = `-- edgelock acquire
 local current = redis.call("GET", KEYS[1])
@@ -52,6 +53,10 @@ end
 if string.sub(current, 1, 5) == "done:" then
   return {2, redis.call("PTTL", KEYS[1])}
 end
+local held = 0
+if string.sub(current, 1, 5) == "wake:" then
+  held = 3
+end
 if w then
   local t = redis.call("TYPE", KEYS[3]).ok
   if t == "zset" or t == "none" then
@@ -61,7 +66,7 @@ if w then
     end
   end
 end
-return {0, redis.call("PTTL", KEYS[1])}
+return {held, redis.call("PTTL", KEYS[1])}
 `;
 
 /**

@@ -43,6 +43,7 @@ describe("scripts", () => {
       pttl: 86_400_000,
     });
     expect(ACQUIRE.parse([2, -1])).toEqual({ granted: false, done: true, pttl: -1 });
+    expect(ACQUIRE.parse([3, 120])).toEqual({ granted: false, pttl: 120, reserved: true });
     for (const bad of [
       null,
       "OK",
@@ -50,7 +51,8 @@ describe("scripts", () => {
       [1],
       [1, 2, 3],
       ["1", "0"],
-      [3, 0],
+      [4, 0],
+      [3, -3],
       [2, -2],
       ["2", 5],
       [1, -1],

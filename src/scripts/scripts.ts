@@ -36,7 +36,13 @@ function intArray(reply: unknown, length: number): number[] | undefined {
  */
 export type AcquireReply =
   | { readonly granted: true; readonly fence: number }
-  | { readonly granted: false; readonly pttl: number; readonly done?: true };
+  | {
+      readonly granted: false;
+      readonly pttl: number;
+      readonly done?: true;
+      /** Held by a release's reservation for the waiter it woke (wake-up on release). */
+      readonly reserved?: true;
+    };
 
 /** Extend / release reply: 1 done, 0 expired or absent, -1 held by someone else. */
 export type CasReply = 1 | 0 | -1;
@@ -54,13 +60,14 @@ const casCode = (reply: unknown): CasReply | undefined =>
 export const ACQUIRE: Script<AcquireReply> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
-  sha1: "4b26a2feddbc1107539724cffeb90c516296d84c",
+  sha1: "282c782a1eaa053a181f87952597e4c36d49ff3a",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
     const [flag, value] = pair as [number, number];
     if (flag === 1 && value >= 0) return { granted: true, fence: value };
     if (flag === 0 && value >= -2) return { granted: false, pttl: value };
+    if (flag === 3 && value >= -2) return { granted: false, pttl: value, reserved: true };
     // The marker exists (the script just read it), so its PTTL is never -2.
     if (flag === 2 && value >= -1) return { granted: false, done: true, pttl: value };
     return undefined;
