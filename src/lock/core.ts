@@ -334,15 +334,20 @@ export class LockCore {
     );
   }
 
-  /** Inspect every node: `held` with pttl (-1 = no expiry) or `absent`; fence counter. */
+  /**
+   * Inspect every node: `held` with pttl (-1 = no expiry; `reserved` for a woken waiter), `done`
+   * (a done marker, with its pttl) or `absent`; fence counter.
+   */
   inspectRound(keys: Keys, timeoutMs: number): Promise<Round<number>> {
     return fanOut(
       this.nodes,
       async (node) => {
         const reply = await evalScript(node, INSPECT, keys, [], { timeoutMs });
-        return reply.pttl === -2
-          ? { status: "absent", fence: reply.fence, value: reply.fence }
-          : { status: "held", pttl: reply.pttl, fence: reply.fence, value: reply.fence };
+        const { pttl, fence, kind } = reply;
+        if (pttl === -2) return { status: "absent", fence, value: fence };
+        const status = kind === "done" ? "done" : "held";
+        const answer = { status, pttl, fence, value: fence } as const;
+        return kind === "reserved" ? { ...answer, reserved: true } : answer;
       },
       { quorum: this.quorum, isFor: answered, waitAll: true },
     );

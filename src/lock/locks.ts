@@ -133,6 +133,7 @@ export function createLocks(options: LocksOptions): Locks {
       return {
         key,
         held: isHeld,
+        done: nodes.filter((o) => o.status === "done").length >= core.quorum,
         retryAfter: isHeld
           ? freeAfter(
               held.map((o) => o.pttl ?? -1),

@@ -146,13 +146,18 @@ export interface ReleaseResult {
  */
 export interface InspectResult {
   readonly key: string;
-  /** A majority of nodes report a holder. */
+  /** A majority of nodes report a holder (a reservation for a woken waiter counts). */
   readonly held: boolean;
+  /** A majority of nodes keep a done marker: a `once()` job of this key finished. */
+  readonly done: boolean;
   /** When held: ms until a majority of nodes could be free (as `LockBusyError.retryAfter`). */
   readonly retryAfter: number | undefined;
   /** Highest fence counter reported (fencing keys only; 0 when none). */
   readonly fence: number;
-  /** Per node: `"held"` (with `pttl`, −1 = no expiry), `"absent"`, or a failure. */
+  /**
+   * Per node: `"held"` (with `pttl`, −1 = no expiry; `reserved` while a release keeps it for the
+   * waiter it woke), `"done"` (a `once()` done marker, with `pttl`), `"absent"`, or a failure.
+   */
   readonly nodes: readonly NodeOutcome[];
 }
 

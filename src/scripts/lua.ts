@@ -143,12 +143,23 @@ return counter
 `;
 
 /**
- * Inspect (read only). Returns {pttl, fence}: pttl -2 = absent, -1 = no expiry.
+ * Inspect (read only). Returns {pttl, fence, kind}: pttl -2 = absent, -1 = no expiry; kind 1 = a
+ * done marker of `once()`, 2 = a release's reservation for a woken waiter, 0 = anything else (a
+ * holder's token, or nothing).
  */
 export const INSPECT_LUA = `-- edgelock inspect
 local pttl = redis.call("PTTL", KEYS[1])
 local fence = tonumber(redis.call("GET", KEYS[2]) or "0")
-return {pttl, fence}
+local kind = 0
+if redis.call("TYPE", KEYS[1]).ok == "string" then
+  local head = string.sub(redis.call("GET", KEYS[1]), 1, 5)
+  if head == "done:" then
+    kind = 1
+  elseif head == "wake:" then
+    kind = 2
+  end
+end
+return {pttl, fence, kind}
 `;
 
 /**

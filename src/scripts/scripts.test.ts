@@ -94,9 +94,13 @@ describe("scripts", () => {
     expect(FENCE_RAISE.parse(12)).toBe(12);
     expect(FENCE_RAISE.parse(-1)).toBeUndefined();
     expect(FENCE_RAISE.parse("12")).toBeUndefined();
-    expect(INSPECT.parse([-2, 0])).toEqual({ pttl: -2, fence: 0 });
-    expect(INSPECT.parse([1500, 4])).toEqual({ pttl: 1500, fence: 4 });
-    expect(INSPECT.parse([-3, 0])).toBeUndefined();
+    expect(INSPECT.parse([-2, 0, 0])).toEqual({ pttl: -2, fence: 0, kind: "token" });
+    expect(INSPECT.parse([1500, 4, 0])).toEqual({ pttl: 1500, fence: 4, kind: "token" });
+    expect(INSPECT.parse([86_000, 0, 1])).toEqual({ pttl: 86_000, fence: 0, kind: "done" });
+    expect(INSPECT.parse([120, 0, 2])).toEqual({ pttl: 120, fence: 0, kind: "reserved" });
+    expect(INSPECT.parse([-3, 0, 0])).toBeUndefined();
+    expect(INSPECT.parse([1500, 4])).toBeUndefined();
+    expect(INSPECT.parse([1500, 4, 3])).toBeUndefined();
     expect(FORCE_RELEASE.parse(1)).toBe(1);
     expect(FORCE_RELEASE.parse(2)).toBeUndefined();
   });

@@ -47,11 +47,17 @@ export type AcquireReply =
 /** Extend / release reply: 1 done, 0 expired or absent, -1 held by someone else. */
 export type CasReply = 1 | 0 | -1;
 
-/** Inspect reply: `pttl` (-2 absent, -1 no expiry) and the fence counter. */
+/**
+ * Inspect reply: `pttl` (-2 absent, -1 no expiry), the fence counter, and what the key holds:
+ * a token (or nothing), a done marker, or a reservation for a woken waiter.
+ */
 export interface InspectReply {
   readonly pttl: number;
   readonly fence: number;
+  readonly kind: "token" | "done" | "reserved";
 }
+
+const INSPECT_KINDS = ["token", "done", "reserved"] as const;
 
 const casCode = (reply: unknown): CasReply | undefined =>
   reply === 1 || reply === 0 || reply === -1 ? reply : undefined;
@@ -102,12 +108,13 @@ export const FENCE_RAISE: Script<number> = {
 export const INSPECT: Script<InspectReply> = {
   name: "inspect",
   lua: INSPECT_LUA,
-  sha1: "6842f75160763f04a710653f68f46008c95b4633",
+  sha1: "1ae9e642fc8375e16c0c356038f312a6d204d967",
   parse(reply) {
-    const pair = intArray(reply, 2);
-    if (pair === undefined) return undefined;
-    const [pttl, fence] = pair as [number, number];
-    return pttl >= -2 && fence >= 0 ? { pttl, fence } : undefined;
+    const triple = intArray(reply, 3);
+    if (triple === undefined) return undefined;
+    const [pttl, fence, code] = triple as [number, number, number];
+    const kind = INSPECT_KINDS[code];
+    return pttl >= -2 && fence >= 0 && kind !== undefined ? { pttl, fence, kind } : undefined;
   },
 };
 

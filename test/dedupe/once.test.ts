@@ -116,6 +116,11 @@ describe.each(SIZES)("once() on %i node(s)", (n) => {
       expect(pttl).toBeGreaterThanOrEqual(retention - elapsed - 3);
     }
     expect(await readBack(dev, n, full("job"))).toEqual(Array(n).fill(`done:${token}`));
+    // inspect() tells a finished job from a holder.
+    const seen = await locks.inspect("job");
+    expect(seen).toMatchObject({ held: false, done: true, retryAfter: undefined });
+    expect(seen.nodes.map((o) => o.status)).toEqual(Array(n).fill("done"));
+    for (const o of seen.nodes) expect(o.pttl).toBeLessThanOrEqual(retention);
   });
 
   it("recorded is false when COMPLETE fails on a majority; the value is still returned", async () => {

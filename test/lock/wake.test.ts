@@ -1,7 +1,7 @@
 import type { Redis as IORedis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { isLockBusyError } from "../../src/errors";
-import { createLocks, type LockEvent, type RedisLike } from "../../src/index";
+import { createLocks, type LockEvent, type NodeCredentials, type RedisLike } from "../../src/index";
 import { ACQUIRE, HANDOVER, RELEASE } from "../../src/scripts";
 import { useDevCluster } from "../support/dev-cluster";
 import { eventually, readBack, requests, resetCluster, sleep, uniquePrefix } from "./helpers";
@@ -75,7 +75,8 @@ describe("wait room scripts", () => {
   });
 
   it("RELEASE pops the first live waiter, skips expired ones and publishes it once", async () => {
-    const keys = keysOf(uniquePrefix("pop"));
+    const prefix = uniquePrefix("pop");
+    const keys = keysOf(prefix);
     const now = Date.now();
     const live = `${now + 60_000}:b0b:1`;
     const next = `${now + 60_000}:a1a:2`;
@@ -94,6 +95,12 @@ describe("wait room scripts", () => {
     expect(await dev.direct(0).zrange(keys[2], 0, -1)).toEqual([next]);
     // The key is reserved for the woken waiter, briefly: held for anyone else.
     expect(await dev.direct(0).get(keys[0])).toBe(`wake:${live}`);
+    const seen = await createLocks({
+      nodes: [dev.cluster.nodes[0] as NodeCredentials],
+      prefix,
+    }).inspect("k");
+    expect(seen).toMatchObject({ held: true, done: false });
+    expect(seen.nodes[0]).toMatchObject({ status: "held", reserved: true });
     const reserved = await dev.direct(0).pttl(keys[0]);
     expect(reserved).toBeGreaterThan(0);
     expect(reserved).toBeLessThanOrEqual(3_000);
