@@ -1,7 +1,9 @@
 /**
- * The bench's view of the dev cluster: node settings plus asynchronous controls, either in a
- * child process (default: cluster-host.ts, so endpoint work does not run on the bench's event
- * loop) or in this process (`--cluster in-process`, `startDevCluster` directly).
+ * The bench's view of the dev cluster: node settings plus asynchronous controls, either in one
+ * child process per node (default: cluster-host.ts each, so endpoint work neither runs on the
+ * bench's event loop nor queues behind the other nodes' on one event loop, as with separate
+ * servers), in one child process for all nodes (`--cluster child`), or in this process
+ * (`--cluster in-process`, `startDevCluster` directly).
  *
  * @module
  */
@@ -30,7 +32,7 @@ export interface BenchNode {
 }
 
 export interface BenchCluster {
-  readonly where: "child process" | "in process";
+  readonly where: "child process per node" | "child process" | "in process";
   readonly nodes: readonly DevNodeConfig[];
   readonly controls: readonly BenchNode[];
   stop(): Promise<void>;
@@ -95,6 +97,25 @@ async function startChild(nodes: number): Promise<BenchCluster> {
   };
 }
 
+async function startChildPerNode(nodes: number): Promise<BenchCluster> {
+  const started = await Promise.allSettled(Array.from({ length: nodes }, () => startChild(1)));
+  const parts = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  const stop = async () => {
+    await Promise.all(parts.map((p) => p.stop()));
+  };
+  const failed = started.find((s) => s.status === "rejected");
+  if (failed !== undefined) {
+    await stop();
+    throw failed.reason;
+  }
+  return {
+    where: "child process per node",
+    nodes: parts.flatMap((p) => p.nodes),
+    controls: parts.flatMap((p, index) => p.controls.map((c) => ({ ...c, index }))),
+    stop,
+  };
+}
+
 async function startInProcess(nodes: number): Promise<BenchCluster> {
   const cluster = await startDevCluster({ nodes });
   return {
@@ -120,7 +141,7 @@ async function startInProcess(nodes: number): Promise<BenchCluster> {
  * Start a dev cluster of `nodes` nodes for the bench.
  *
  * @example
- * const cluster = await startBenchCluster(5, "child process");
+ * const cluster = await startBenchCluster(5, "child process per node");
  * await cluster.controls[4].inject({ kind: "latency", ms: 200 });
  * await cluster.stop();
  */
@@ -128,5 +149,6 @@ export function startBenchCluster(
   nodes: number,
   where: BenchCluster["where"],
 ): Promise<BenchCluster> {
+  if (where === "child process per node") return startChildPerNode(nodes);
   return where === "child process" ? startChild(nodes) : startInProcess(nodes);
 }

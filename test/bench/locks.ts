@@ -9,9 +9,11 @@
 //
 // Flags: --iterations (uncontended rounds), --warmup, --fault-iterations (per condition),
 // --duration (contention window, ms), --workers, --hold (ms), --sections
-// (uncontended,slow-minority,contention,cost,bundle), --out (JSON path), --cluster child|in-process
-// (where the dev cluster's REST endpoints run; default child: a forked process, so their work
-// does not run on the bench's event loop, as with real remote endpoints).
+// (uncontended,slow-minority,contention,cost,bundle), --out (JSON path), --cluster
+// per-node|child|in-process (where the dev cluster's REST endpoints run; default per-node: one
+// forked process per node, so their work neither runs on the bench's event loop nor queues behind
+// the other nodes' on one event loop, as with separate remote servers; child: one forked process
+// for all nodes).
 //
 // Timing claims are ratios of contenders measured in the same run (interleaved rounds), never
 // absolute times: the machine is shared, so absolute numbers move from run to run.
@@ -46,7 +48,7 @@ const { values } = parseArgs({
     hold: { type: "string", default: "2" },
     sections: { type: "string", default: SECTIONS.join(",") },
     out: { type: "string", default: "bench-results/locks.json" },
-    cluster: { type: "string", default: "child" },
+    cluster: { type: "string", default: "per-node" },
   },
 });
 
@@ -79,10 +81,15 @@ const config = {
   }),
 };
 const wants = (section: Section) => config.sections.includes(section);
-if (values.cluster !== "child" && values.cluster !== "in-process") {
-  throw new Error(`--cluster: expected child or in-process, got ${values.cluster}`);
+const WHERE: Record<string, BenchCluster["where"]> = {
+  "per-node": "child process per node",
+  child: "child process",
+  "in-process": "in process",
+};
+const where = WHERE[values.cluster ?? ""];
+if (where === undefined) {
+  throw new Error(`--cluster: expected per-node, child or in-process, got ${values.cluster}`);
 }
-const where: BenchCluster["where"] = values.cluster === "child" ? "child process" : "in process";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const outPath = (values.out ?? "").startsWith("/")
