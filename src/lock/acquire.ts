@@ -172,6 +172,8 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
   let watch: Watch | undefined;
   // The last sleep was a listening one that no wake-up ended (see `Watch.missed`).
   let dozed = false;
+  // A look registered this caller in a wait room, and it has not been granted since.
+  let registered = false;
   // A round a releasing grant may run for us: sized when it does, as our own would be.
   const sizeNext = (): NextRound | undefined => {
     const ttl = budget === undefined ? lease : budget.ttl(lease);
@@ -244,6 +246,14 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
         const valid = validity(ttl, durationMs, options.driftFactor);
         if (isValidGrant(valid, options.minValidity)) {
           if (dozed) watch?.missed();
+          if (entry !== undefined) {
+            // Nodes that refused this round registered us there: leave, or a later release
+            // would keep the key for a caller that no longer waits.
+            const refused = outcomes.filter((o) => o.status === "held" || o.status === "done");
+            const where = refused.map((o) => nodes[o.index]).filter((x) => x !== undefined);
+            core.leave(where, keys, entry.member, timeoutMs, budget);
+          }
+          registered = false;
           core.emit({ type: "acquire", key, attempt, result: "granted", durationMs, outcomes });
           const validUntil = round.startedAt + ttl - drift(ttl, options.driftFactor);
           // Counted as held before leaving the line, so the next in line waits for its end.
@@ -254,6 +264,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
         why ??= `validity ${Math.round(valid)} ms below minValidity after a ${Math.round(durationMs)} ms round`;
       }
       const busy = outcomes.some((o) => o.status === "held" || o.status === "done");
+      if (busy && entry !== undefined) registered = true;
       const result = why === undefined && busy ? "busy" : ok ? "invalid" : "unavailable";
       core.emit({ type: "acquire", key, attempt, result, durationMs, outcomes });
       await cleanup(core, round, keys, token, timeoutMs, budget);
@@ -282,11 +293,13 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       // an expired grant) or after `retryDelayMax` (a wake-up that got lost).
       const listening = watch?.ready === true;
       const cap = listening ? options.retryDelayMax : backoff.cap();
-      // A reservation ends with the woken waiter's grant, whose release wakes the next: no use
-      // looking when it runs out (a waiter that never came costs at most `retryDelayMax`).
-      const reserved = outcomes.some((o) => o.reserved === true);
-      const handedOn = reserved && !outcomes.some((o) => o.status === "held" && !o.reserved);
-      const expiring = freeIn !== undefined && freeIn < cap && !(listening && handedOn);
+      const expiring = freeIn !== undefined && freeIn < cap;
+      // A reservation for a woken waiter: it is about to take the key for a lease, so one node
+      // will do to see whether it came (if not, the key is free once the reservation ends).
+      const handedOn =
+        listening &&
+        outcomes.some((o) => o.reserved === true) &&
+        !outcomes.some((o) => o.status === "held" && o.reserved !== true);
       const budgetLeft = budget === undefined ? Infinity : budget.remaining() - budget.reserve;
       const nap = listening
         ? expiring
@@ -294,7 +307,8 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
           : cap
         : backoff.next(freeIn);
       const delay = failedProbe ? 0 : Math.min(nap, waitUntil - now, Math.max(0, budgetLeft));
-      const stillBusy = lastError instanceof LockBusyError && !failedProbe && !expiring;
+      const stillBusy =
+        lastError instanceof LockBusyError && !failedProbe && (!expiring || handedOn);
       if (n > 1 && stillBusy && listening && watch !== undefined) {
         // Keep the registration fresh where the wake-up comes from.
         probeAt = watch.node;
@@ -329,6 +343,11 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
   } finally {
     if (ticket !== undefined) line?.leave(ticket);
     watch?.close();
+    // Stopped waiting early (aborted, failed, budget): leave the rooms, so no release keeps the
+    // key for this caller. After the wait's end RELEASE skips the entry by itself.
+    if (registered && entry !== undefined && performance.now() < lineUntil) {
+      core.leave(nodes, keys, entry.member, core.timeoutFor(lease), budget);
+    }
   }
 }
 

@@ -15,6 +15,7 @@ import {
   FENCE_RAISE,
   FORCE_RELEASE,
   INSPECT,
+  LEAVE,
   RELEASE,
 } from "../scripts";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
@@ -168,9 +169,9 @@ export class LockCore {
   }
 
   /**
-   * One node's ACQUIRE (`args`: token, ttl, fencing flag, wait room registration), sent once our releases of the key in
-   * flight there have ended (`after`, by default read from {@link order} now). `signal`: the
-   * round's shared timeout signal, if the request goes out with the round.
+   * One node's ACQUIRE (`args`: token, ttl, fencing flag, wait room registration), sent once our
+   * releases of the key in flight there have ended (`after`, by default read from {@link order}
+   * now). `signal`: the round's shared timeout signal, if the request goes out with the round.
    */
   async acquireOn(
     node: RestNode,
@@ -351,6 +352,23 @@ export class LockCore {
       },
       { quorum: this.quorum, isFor: answered, waitAll: true },
     );
+  }
+
+  /**
+   * Remove waiter `member` from the key's wait room on `nodes`, in the background (a stale entry
+   * only costs a wake-up that nobody hears). Sent only while the budget has requests to spare.
+   */
+  leave(
+    nodes: readonly RestNode[],
+    keys: Keys,
+    member: string,
+    timeoutMs: number,
+    budget?: Budget,
+  ) {
+    for (const node of nodes) {
+      if (budget !== undefined && budget.remainingSubrequests() < 1) return;
+      void evalScript(node, LEAVE, keys, [member], { timeoutMs, budget }).catch(() => {});
+    }
   }
 
   /** Unconditional DEL of the lock key on every node. */

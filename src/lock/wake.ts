@@ -13,16 +13,17 @@ import { newToken, unref } from "./timing";
  * waiter hears of each release, and newcomers queue behind it instead of barging in.
  *
  * The signal is a hint and never part of mutual exclusion: a woken waiter still needs a majority
- * round. A lost wake-up (the stream dropped, the woken waiter is gone, a newcomer took the lock
- * first) costs latency only, because a listening waiter still looks at the lock at the holder's
- * expiry or after `retryDelayMax` at the latest.
+ * round. A lost wake-up (the stream dropped, the woken waiter is gone or never heard it) costs
+ * latency only, because a listening waiter still looks at the lock at the holder's expiry or after
+ * `retryDelayMax` at the latest.
  *
  * @module
  */
 
 /**
  * A waiter's place in a wait room: `member` = `<deadline epoch ms>:<listener>:<call>` (RELEASE
- * skips members whose deadline has passed: callers that stopped waiting, and publishes on
+ * skips members whose deadline ends within the reservation: callers that stopped waiting or are
+ * about to, and publishes on
  * `<room>:<listener>`, the channel of the waiter's `Locks` instance), `place` = epoch ms of its
  * first look (the room's order, the same on every node).
  */
@@ -49,6 +50,9 @@ export function waiterEntry(waitMs: number, listener: string): WaiterEntry {
 /**
  * The ACQUIRE arguments ARGV[4..6] that register `entry` while the key is held, keeping the room
  * for `roomTtl` ms after this look at least.
+ *
+ * @example
+ * core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, waiterArgs(entry, 10_000));
  */
 export function waiterArgs(entry: WaiterEntry, roomTtl: number): string[] {
   return [entry.member, String(entry.place), String(Math.ceil(roomTtl))];

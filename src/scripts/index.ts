@@ -1,6 +1,7 @@
 /**
- * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete, handover), their SHA-1
- * literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL path.
+ * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete,
+ * handover, leave), their SHA-1 literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL
+ * path.
  *
  * @module
  */
@@ -18,6 +19,7 @@ export {
   type HandoverReply,
   INSPECT,
   type InspectReply,
+  LEAVE,
   RELEASE,
   SCRIPTS,
   type Script,

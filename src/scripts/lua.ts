@@ -229,3 +229,15 @@ if string.sub(current, 1, 5) == "done:" then
 end
 return {0, redis.call("PTTL", KEYS[1]), -1}
 `;
+
+/**
+ * Leave the wait room: remove waiter ARGV[1] from KEYS[3] (see ACQUIRE), if KEYS[3] is a room.
+ * Sent by a waiter that stopped waiting early, and after a grant to the nodes that refused it
+ * (their last look registered it there). Returns the number removed (0 or 1).
+ */
+export const LEAVE_LUA = `-- edgelock leave
+if redis.call("TYPE", KEYS[3]).ok == "zset" then
+  return redis.call("ZREM", KEYS[3], ARGV[1])
+end
+return 0
+`;

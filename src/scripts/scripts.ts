@@ -6,6 +6,7 @@ import {
   FORCE_RELEASE_LUA,
   HANDOVER_LUA,
   INSPECT_LUA,
+  LEAVE_LUA,
   RELEASE_LUA,
 } from "./lua";
 
@@ -164,6 +165,14 @@ export const HANDOVER: Script<HandoverReply> = {
   },
 };
 
+/** See `LEAVE_LUA`; the reply is the number of entries removed. */
+export const LEAVE: Script<number> = {
+  name: "leave",
+  lua: LEAVE_LUA,
+  sha1: "bf2ca24573aa8bc3f4d81650578e049e641e0436",
+  parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
+};
+
 /** Every script, for the hash tests. */
 export const SCRIPTS: readonly Script<unknown>[] = [
   ACQUIRE,
@@ -174,4 +183,5 @@ export const SCRIPTS: readonly Script<unknown>[] = [
   FORCE_RELEASE,
   COMPLETE,
   HANDOVER,
+  LEAVE,
 ];
