@@ -247,11 +247,14 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
         if (isValidGrant(valid, options.minValidity)) {
           if (dozed) watch?.missed();
           if (entry !== undefined) {
-            // Nodes that refused this round registered us there: leave, or a later release
-            // would keep the key for a caller that no longer waits.
-            const refused = outcomes.filter((o) => o.status === "held" || o.status === "done");
-            const where = refused.map((o) => nodes[o.index]).filter((x) => x !== undefined);
-            core.leave(where, keys, entry.member, timeoutMs, budget);
+            // Nodes that refused this round (also those answering after the majority) registered
+            // us there: leave, or a later release would keep the key for a caller long gone.
+            const { member } = entry;
+            void round.settled.then((all) => {
+              const refused = all.filter((o) => o.status === "held" || o.status === "done");
+              const where = refused.map((o) => nodes[o.index]).filter((x) => x !== undefined);
+              core.leave(where, keys, member, timeoutMs, budget);
+            });
           }
           registered = false;
           core.emit({ type: "acquire", key, attempt, result: "granted", durationMs, outcomes });

@@ -2,7 +2,7 @@ import type { Redis as IORedis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { isLockBusyError } from "../../src/errors";
 import { createLocks, type LockEvent, type NodeCredentials, type RedisLike } from "../../src/index";
-import { ACQUIRE, HANDOVER, RELEASE } from "../../src/scripts";
+import { ACQUIRE, HANDOVER, LEAVE, RELEASE } from "../../src/scripts";
 import { useDevCluster } from "../support/dev-cluster";
 import { eventually, readBack, requests, resetCluster, sleep, uniquePrefix } from "./helpers";
 
@@ -147,6 +147,21 @@ describe("wait room scripts", () => {
     expect(await dev.direct(0).get(keys[0])).toBe("b1");
   });
 
+  it("LEAVE removes one waiter from the room, and leaves a key of another type alone", async () => {
+    const keys = keysOf(uniquePrefix("leave"));
+    const far = Date.now() + 60_000;
+    await evalOn(ACQUIRE, keys, ["holder", "5000", "0"]);
+    await evalOn(ACQUIRE, keys, ["a", "5000", "0", `${far}:a:1`, "1", "4000"]);
+    await evalOn(ACQUIRE, keys, ["b", "5000", "0", `${far}:b:1`, "2", "4000"]);
+    expect(await evalOn(LEAVE, keys, [`${far}:a:1`])).toBe(1);
+    expect(await evalOn(LEAVE, keys, [`${far}:a:1`])).toBe(0);
+    expect(await dev.direct(0).zrange(keys[2], 0, -1)).toEqual([`${far}:b:1`]);
+    await dev.direct(0).del(keys[2]);
+    await dev.direct(0).set(keys[2], "user data");
+    expect(await evalOn(LEAVE, keys, [`${far}:b:1`])).toBe(0);
+    expect(await dev.direct(0).get(keys[2])).toBe("user data");
+  });
+
   it("a user key of another type where the room would be is never touched", async () => {
     const keys = keysOf(uniquePrefix("collide"));
     await dev.direct(0).set(keys[2], "user data");
@@ -287,6 +302,29 @@ describe("wake: true", () => {
       0,
     );
     expect(subscribes).toBe(2);
+  });
+
+  it("a grant leaves the room of the node that refused it; an aborted waiter leaves every room", async () => {
+    const { cluster } = dev;
+    const prefix = uniquePrefix("leave-grant");
+    const room = `${prefix}k:wait`;
+    const locks = createLocks({ nodes: cluster.nodes, prefix, ...SLOW, wake: true });
+    // Another holder's grant on node 2 only: node 2 refuses (and registers us), 0 and 1 grant.
+    await dev.direct(2).set(`${prefix}k`, "f".repeat(32), "PX", 60_000);
+    const lock = await locks.acquire("k", { wait: 5_000 });
+    await eventually(async () => (await dev.direct(2).zcard(room)) === 0, 5_000);
+    await lock.release();
+    await dev.direct(2).del(`${prefix}k`);
+
+    const holder = await createLocks({ nodes: cluster.nodes, prefix, ...SLOW }).acquire("k");
+    const stop = new AbortController();
+    const waiting = locks.acquire("k", { wait: 30_000, signal: stop.signal });
+    await eventually(async () => (await dev.direct(0).zcard(room)) === 1, 5_000);
+    stop.abort(new Error("caller gone"));
+    await expect(waiting).rejects.toThrow("caller gone");
+    const rooms = () => Promise.all([0, 1, 2].map((i) => dev.direct(i).zcard(room)));
+    await eventually(async () => (await rooms()).every((n) => n === 0), 5_000);
+    await holder.release();
   });
 
   it("nodes whose client cannot subscribe: waiters poll as without wake", async () => {
