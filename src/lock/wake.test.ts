@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { RestNode } from "../node/node";
 import type { SubscriberLike } from "../node/types";
-import { LINGER_MS, WakeChannels, waiterArgs, waiterEntry } from "./wake";
+import { LINGER_MS, lingerMs, WakeChannels, waiterArgs, waiterEntry } from "./wake";
 
 /** A subscriber whose events the test fires by hand (the I/O is covered in test/lock/wake.test.ts). */
 class FakeSubscriber implements SubscriberLike {
@@ -116,6 +116,27 @@ describe("WakeChannels", () => {
     second?.missed();
     expect(channels.watch(node, "r")?.opened).toBe(true);
     expect(opened).toHaveLength(3);
+  });
+
+  it("lingers on Node; on Workers an unused stream is forgotten, never aborted, never reused", () => {
+    expect(lingerMs()).toBe(LINGER_MS);
+    vi.stubGlobal("navigator", { userAgent: "Cloudflare-Workers" });
+    try {
+      expect(lingerMs()).toBe(-1);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    const opened: FakeSubscriber[] = [];
+    const node = fakeNode(0, opened);
+    const workers = new WakeChannels(-1);
+    workers.watch(node, "r")?.close();
+    expect(workers.size).toBe(0);
+    expect(opened[0]?.unsubscribed).toBe(0);
+    expect(workers.watch(node, "r")?.opened).toBe(true);
+    const closing = new WakeChannels(0);
+    closing.watch(node, "r")?.close();
+    expect(closing.size).toBe(0);
+    expect(opened[2]?.unsubscribed).toBe(1);
   });
 
   it("a node whose client cannot subscribe gives no watch", () => {

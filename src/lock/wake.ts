@@ -82,10 +82,22 @@ export interface Watch {
 
 /**
  * How long a stream stays open after its last waiter is done: the next wait for the key in this
- * instance (a warm isolate or process locking it again) then needs no new stream. Bounded, so a
- * Node process that is done exits at most this much later.
+ * instance (a warm process locking it again) then needs no new stream. Bounded, so a Node process
+ * that is done exits at most this much later.
  */
 export const LINGER_MS = 1_000;
+
+/**
+ * The linger time on this runtime, or `-1` on Cloudflare Workers: there a stream belongs to the
+ * request that opened it and the runtime ends it with that request, so an unused stream is only
+ * forgotten (a later request of the isolate opens its own rather than listen on a dead one), not
+ * aborted: aborting it from JS leaves an unhandled `AbortError` from `@upstash/redis`'s stream
+ * reader in workerd (1.39). It stays open until its request ends.
+ */
+export function lingerMs(): number {
+  const agent = (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent;
+  return agent === "Cloudflare-Workers" ? -1 : LINGER_MS;
+}
 
 interface Channel {
   readonly node: number;
@@ -102,7 +114,7 @@ interface Channel {
 
 /**
  * The wake-up subscriptions of one `Locks` instance: at most one SSE stream per wait room, shared
- * by its callers and closed {@link LINGER_MS} after the last of them stopped waiting (an open
+ * by its callers and closed {@link lingerMs} after the last of them stopped waiting (an open
  * stream keeps a Node process alive and holds one of a Worker's six connections).
  *
  * @example
@@ -114,6 +126,12 @@ export class WakeChannels {
   /** This instance's part of its waiters' entries and of its channels' names (hex). */
   readonly id = newToken().slice(0, 12);
   readonly #channels = new Map<string, Channel>();
+
+  /**
+   * `linger`: ms an unused stream stays open; `-1`: forget it, leaving it to its runtime request
+   * (default {@link lingerMs}).
+   */
+  constructor(private readonly linger = lingerMs()) {}
 
   /**
    * Use the subscription to `room` (opened on `node` unless one is open already, possibly on
@@ -152,13 +170,17 @@ export class WakeChannels {
         if (--used.users > 0) return;
         used.waiters.clear();
         used.early.clear();
-        if (used.failed) {
+        if (this.linger < 0) {
+          if (this.#channels.get(room) === used) this.#channels.delete(room);
+          return;
+        }
+        if (used.failed || this.linger === 0) {
           this.#drop(room, used);
           return;
         }
         used.linger = setTimeout(() => {
           if (used.users === 0) this.#drop(room, used);
-        }, LINGER_MS);
+        }, this.linger);
         unref(used.linger);
       },
     };

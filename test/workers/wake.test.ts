@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocks, type LockEvent } from "../../src";
+import { lingerMs } from "../../src/lock/wake";
 import { admin, healAll, nodes, resetStats, sleep } from "./support/cluster";
 
 afterEach(healAll);
@@ -47,5 +48,10 @@ describe("wake: true in workerd", () => {
     expect(acquires.at(-1)).toMatchObject({ result: "granted" });
     expect(await subscriptions()).toBe(1);
     expect((await lock.release()).status).toBe("released");
+  });
+
+  it("streams are left to their request here: forgotten when unused, never aborted from JS", () => {
+    expect(navigator.userAgent).toBe("Cloudflare-Workers");
+    expect(lingerMs()).toBe(-1);
   });
 });
