@@ -46,7 +46,9 @@ describe("faults", () => {
       const { cluster } = dev;
       resetCluster(cluster);
       const prefix = uniquePrefix(kind);
-      const locks = createLocks({ nodes: cluster.nodes, prefix });
+      // Not about timeouts: under a loaded CI machine a retried request can outlast the default
+      // 500 ms, and a release must not then be skipped (the key would stay for its whole lease).
+      const locks = createLocks({ nodes: cluster.nodes, prefix, requestTimeout: 2_000 });
       await (await locks.acquire("warm")).release();
       resetCluster(cluster);
       for (const control of cluster.controls) control.inject({ kind, count: 1 });

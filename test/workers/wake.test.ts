@@ -51,7 +51,8 @@ describe("wake: true in workerd", () => {
   });
 
   it("streams are left to their request here: forgotten when unused, never aborted from JS", () => {
-    expect(navigator.userAgent).toBe("Cloudflare-Workers");
+    const runtime = globalThis as { navigator?: { userAgent?: string } };
+    expect(runtime.navigator?.userAgent).toBe("Cloudflare-Workers");
     expect(lingerMs()).toBe(-1);
   });
 });
