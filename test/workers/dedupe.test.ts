@@ -17,8 +17,8 @@ import { dedupeScheduled, type ScheduledSkip } from "../../src/adapters/workers"
 import {
   healAll,
   injectFault,
-  maxPttl,
   nodes,
+  pttlOnceGone,
   resetStats,
   sleep,
   testLocks,
@@ -99,7 +99,7 @@ describe("dedupeScheduled in workerd", () => {
     await expect(scheduled(first.controller, env, first.ctx)).rejects.toBe(boom);
     expect(first.noRetry).not.toHaveBeenCalled();
     // No marker and no lock left: the key is free for the runtime's retry.
-    expect(await maxPttl(locks, `scheduled:${CRON}:${time}`)).toBe(-2);
+    expect(await pttlOnceGone(locks, `scheduled:${CRON}:${time}`)).toBe(-2);
 
     const retry = delivery(time);
     await scheduled(retry.controller, env, retry.ctx);

@@ -84,6 +84,19 @@ export function call(
   return { response, settled };
 }
 
+/**
+ * {@link maxPttl} once the key is gone everywhere, or its last reading after `ms`: a release (or
+ * cleanup) is decided by a majority, and the last node's delete may land a moment later.
+ */
+export async function pttlOnceGone(locks: Locks, key: string, ms = 3_000): Promise<number> {
+  const until = performance.now() + ms;
+  for (;;) {
+    const pttl = await maxPttl(locks, key);
+    if (pttl === -2 || performance.now() > until) return pttl;
+    await sleep(20);
+  }
+}
+
 /** The largest PTTL a node reports for `key` (−2: absent everywhere). */
 export async function maxPttl(locks: Locks, key: string): Promise<number> {
   const { nodes: outcomes } = await locks.inspect(key);
