@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { isLockLostError, LockLostError } from "../../src/errors";
 import { createLocks, type LockEvent } from "../../src/index";
 import { useDevCluster } from "../support/dev-cluster";
-import { pttlBack, readBack, resetCluster, sleep, uniquePrefix } from "./helpers";
+import { eventually, pttlBack, readBack, resetCluster, sleep, uniquePrefix } from "./helpers";
 
 const dev = useDevCluster({ nodes: 3 });
 const LEASE = 500;
@@ -35,7 +35,8 @@ describe("using", () => {
       return "done";
     });
     expect(result).toBe("done");
-    expect(await readBack(dev, 3, full)).toEqual([null, null, null]);
+    // The release resolves at a majority; the last node's delete may land a moment later.
+    await eventually(async () => (await readBack(dev, 3, full)).every((v) => v === null), 3_000);
     const extensions = events.filter((e) => e.type === "extend" && e.result === "extended");
     expect(extensions.length).toBeGreaterThanOrEqual(4);
     expect(events.at(-1)).toMatchObject({ type: "release", result: "released" });
