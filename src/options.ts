@@ -292,9 +292,6 @@ export function resolveCall(
   if (o.budget !== undefined && !isBudget(o.budget)) {
     throw new ConfigurationError("budget", "expected a Budget from the `budget` factories");
   }
-  const autoExtend = o.autoExtend ?? autoExtendDefault;
-  if (typeof autoExtend !== "boolean") {
-    throw new ConfigurationError("autoExtend", `expected a boolean, got ${String(autoExtend)}`);
-  }
+  const autoExtend = boolean("autoExtend", o.autoExtend ?? autoExtendDefault);
   return { lease: leaseMs, wait, signal: o.signal, budget: o.budget, autoExtend };
 }

@@ -167,7 +167,8 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
   // and from the first busy look on it listens on one node's channel.
   const entry =
     options.wake && call.wait > 0 ? waiterEntry(lineUntil - began, core.wake.id) : undefined;
-  const roomTtl = Math.max(lease, 2 * options.retryDelayMax);
+  // The room outlives this caller's wait: while listening it may refresh one node only.
+  const roomTtl = Math.max(lease, 2 * options.retryDelayMax, Math.ceil(lineUntil - began));
   const waiter = entry === undefined ? [] : waiterArgs(entry, roomTtl);
   let watch: Watch | undefined;
   // The last sleep was a listening one that no wake-up ended (see `Watch.missed`).
