@@ -6,8 +6,9 @@
  * - `POST /subscribe/<channel>` and `POST /psubscribe/<pattern>` (the client posts `[]` with
  *   `Accept: text/event-stream`; `GET` also works, for a browser `EventSource` with `?_token=`):
  *   200 `text/event-stream`, headers flushed as soon as redis-server accepted the connection, then
- *   one `data: <event>\n\n` per event: `subscribe,<ch>,<count>` once Redis confirmed the subscription,
- *   then `message,<ch>,<payload>` (`psubscribe,<pat>,<count>`, `pmessage,<pat>,<ch>,<payload>`).
+ *   one `data: <event>\n\n` per event: `subscribe,<ch>,<count>` once Redis confirmed the
+ *   subscription, then `message,<ch>,<payload>` (`psubscribe,<pat>,<count>`,
+ *   `pmessage,<pat>,<ch>,<payload>`).
  * - `POST /publish/<channel>/<message>`: PUBLISH with its arguments in the path (or the raw body as
  *   the message) → `{"result":<receivers>}`.
  *
@@ -108,8 +109,8 @@ export class SubscriptionStreams {
 
   /**
    * Serves `subscription` (from {@link subscriptionOf}) as an SSE stream. Resolves once the stream
-   * is set up; throws {@link BackendUnavailableError} (a 503) when redis-server is unreachable before
-   * anything was sent.
+   * is set up; throws {@link BackendUnavailableError} (a 503) when redis-server is unreachable
+   * before anything was sent.
    */
   async serve(
     req: IncomingMessage,

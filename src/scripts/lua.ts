@@ -17,13 +17,13 @@
  * so no token starts with `done:`), pttl being the marker's remaining retention. A retried
  * request that finds its own token refreshes the TTL and never counts a second fence.
  *
- * Wake-up registration (optional): ARGV[4] = the waiter (`<deadline epoch ms>:<id>`), ARGV[5] =
- * its place (epoch ms of its first look), ARGV[6] = ms to keep the wait room. When held by
- * another, the waiter is added to the wait room KEYS[3] (a sorted set by place) that RELEASE
- * pops; when granted, it leaves the room. A KEYS[3] of another type (a user key) is left alone.
- * A key that RELEASE reserved for this waiter (`wake:<waiter>`) counts as free for it, and as
- * held for everyone else, reported as {3, pttl}: the reservation's PTTL is short, but the woken
- * waiter is about to take the key for a whole lease.
+ * Wake-up registration (optional): ARGV[4] = the waiter (`<deadline epoch ms>:<listener>:<id>`),
+ * ARGV[5] = its place (epoch ms of its first look), ARGV[6] = ms to keep the wait room. When
+ * held by another, the waiter is added to the wait room KEYS[3] (a sorted set by place) that
+ * RELEASE pops; when granted, it leaves the room. A KEYS[3] of another type (a user key) is left
+ * alone. A key that RELEASE reserved for this waiter (`wake:<waiter>`) counts as free for it,
+ * and as held for everyone else, reported as {3, pttl}: the reservation's PTTL is short, but the
+ * woken waiter is about to take the key for a whole lease.
  */
 export const ACQUIRE_LUA = `-- edgelock acquire
 local current = redis.call("GET", KEYS[1])
