@@ -47,6 +47,21 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
   });
 }
 
+/**
+ * The headers every reply carries, JSON or SSE: a fresh sync token, and CORS for browser clients
+ * (which may read the token).
+ */
+export function replyHeaders(syncToken: string): string[] {
+  return [
+    "upstash-sync-token",
+    syncToken,
+    "access-control-allow-origin",
+    "*",
+    "access-control-expose-headers",
+    "upstash-sync-token",
+  ];
+}
+
 /** Writes a complete reply unless the client is already gone. */
 export function send(
   res: ServerResponse,
@@ -61,12 +76,7 @@ export function send(
     contentType,
     "content-length",
     String(Buffer.byteLength(body)),
-    "upstash-sync-token",
-    syncToken,
-    "access-control-allow-origin",
-    "*",
-    "access-control-expose-headers",
-    "upstash-sync-token",
+    ...replyHeaders(syncToken),
   ]);
   res.end(body);
 }

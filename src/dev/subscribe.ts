@@ -29,7 +29,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Backend, BackendUnavailableError } from "./backend";
-import { resetConnection } from "./http";
+import { replyHeaders, resetConnection } from "./http";
 import { BadRequestError, type ParsedCommand } from "./request";
 
 /** The pub/sub routes, named after the command each one runs. */
@@ -208,12 +208,7 @@ function sseHeaders(syncToken: string): string[] {
     "text/event-stream",
     "cache-control",
     "no-cache",
-    "upstash-sync-token",
-    syncToken,
-    "access-control-allow-origin",
-    "*",
-    "access-control-expose-headers",
-    "upstash-sync-token",
+    ...replyHeaders(syncToken),
   ];
 }
 

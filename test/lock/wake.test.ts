@@ -33,6 +33,12 @@ async function subscribersOf(i: number, room: string): Promise<number> {
   return channels.length;
 }
 
+/** Wake-up streams of `room` open on all three nodes. */
+async function streamsOf(room: string): Promise<number> {
+  const counts = await Promise.all([0, 1, 2].map((i) => subscribersOf(i, room)));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
 /** Count acquire looks by result. */
 function counter(): { onEvent: (e: LockEvent) => void; looks: Record<string, number> } {
   const looks: Record<string, number> = {};
@@ -238,10 +244,7 @@ describe("wake: true", () => {
       // Registered (and listening) before the next one comes.
       await eventually(async () => (await dev.direct(0).zcard(room)) === i + 1, 10_000);
     }
-    await eventually(async () => {
-      const counts = await Promise.all([0, 1, 2].map((n) => subscribersOf(n, room)));
-      return counts.reduce((a, b) => a + b, 0) === 3;
-    }, 10_000);
+    await eventually(async () => (await streamsOf(room)) === 3, 10_000);
     await first.release();
     await Promise.all(grants);
     expect(order).toEqual([0, 1, 2]);
@@ -259,10 +262,7 @@ describe("wake: true", () => {
     const patient = createLocks({ nodes: cluster.nodes, prefix, ...SLOW, wake: true });
     const waiting = patient.acquire("k", { wait: 30_000 });
     await eventually(async () => (await dev.direct(0).zcard(room)) === 2, 10_000);
-    await eventually(async () => {
-      const counts = await Promise.all([0, 1, 2].map((n) => subscribersOf(n, room)));
-      return counts.reduce((a, b) => a + b, 0) === 1;
-    }, 10_000);
+    await eventually(async () => (await streamsOf(room)) === 1, 10_000);
     await holder.release();
     const lock = await waiting;
     expect(lock.key).toBe("k");
@@ -277,20 +277,16 @@ describe("wake: true", () => {
     const holders = createLocks({ nodes: cluster.nodes, ...opts });
     const locks = createLocks({ nodes: cluster.nodes, ...opts, wake: true });
     resetCluster(cluster);
-    const streams = async () => {
-      const counts = await Promise.all([0, 1, 2].map((i) => subscribersOf(i, room)));
-      return counts.reduce((a, b) => a + b, 0);
-    };
     for (const round of [1, 2]) {
       const holder = await holders.acquire("k");
       const waiting = locks.acquire("k", { wait: 20_000 });
-      await eventually(async () => (await streams()) === 1, 10_000);
+      await eventually(async () => (await streamsOf(room)) === 1, 10_000);
       await sleep(50);
       if (round === 1) {
         // The endpoint ends the SSE response when its Redis connection goes; the client's
         // subscriber does not notice.
         await Promise.all([0, 1, 2].map((i) => dev.direct(i).client("KILL", "TYPE", "pubsub")));
-        await eventually(async () => (await streams()) === 0, 5_000);
+        await eventually(async () => (await streamsOf(room)) === 0, 5_000);
       }
       await holder.release();
       await (await waiting).release();
