@@ -46,10 +46,10 @@ describe("faults", () => {
       const { cluster } = dev;
       resetCluster(cluster);
       const prefix = uniquePrefix(kind);
-      // Not about timeouts: under a loaded CI machine a retried request can outlast the default
-      // 500 ms, and a release must not then be skipped (the key would stay for its whole lease).
-      const locks = createLocks({ nodes: cluster.nodes, prefix, requestTimeout: 2_000 });
+      const locks = createLocks({ nodes: cluster.nodes, prefix });
       await (await locks.acquire("warm")).release();
+      // The warm-up release is decided by a majority: its last request must land before counting.
+      await eventually(async () => (await readBack(dev, 3, `${prefix}warm`)).every((v) => !v));
       resetCluster(cluster);
       for (const control of cluster.controls) control.inject({ kind, count: 1 });
       const lock = await locks.acquire("k");
@@ -72,12 +72,18 @@ describe("faults", () => {
   it("NOSCRIPT: one EVAL fallback, then EVALSHA again", async () => {
     const { cluster } = dev;
     resetCluster(cluster);
-    const locks = createLocks({ nodes: cluster.nodes, prefix: uniquePrefix("noscript") });
+    const prefix = uniquePrefix("noscript");
+    const locks = createLocks({ nodes: cluster.nodes, prefix });
     await (await locks.acquire("warm")).release();
+    // Releases are decided by a majority: let each one's last request land before counting.
+    const gone = (key: string) =>
+      eventually(async () => (await readBack(dev, 3, `${prefix}${key}`)).every((v) => !v));
+    await gone("warm");
     resetCluster(cluster);
     for (const control of cluster.controls) control.inject({ kind: "noscript", count: 1 });
     const lock = await locks.acquire("k");
     await lock.release();
+    await gone("k");
     for (const control of cluster.controls) {
       expect(control.stats().commands).toEqual({ evalsha: 2, eval: 1 });
     }

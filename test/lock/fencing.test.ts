@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createLocks } from "../../src/index";
 import { useDevCluster } from "../support/dev-cluster";
-import { requests, resetCluster, uniquePrefix } from "./helpers";
+import { eventually, readBack, requests, resetCluster, uniquePrefix } from "./helpers";
 
 const dev = useDevCluster({ nodes: 5 });
 
@@ -65,15 +65,12 @@ describe("fencing", () => {
     [5, 15],
   ])("uncontended fenced acquire + release on %i node(s) costs %i requests", async (n, cost) => {
     const { cluster } = dev;
-    const locks = createLocks({
-      nodes: cluster.nodes.slice(0, n),
-      prefix: uniquePrefix("fence-cost"),
-      fencing: true,
-    });
+    const prefix = uniquePrefix("fence-cost");
+    const locks = createLocks({ nodes: cluster.nodes.slice(0, n), prefix, fencing: true });
     await (await locks.acquire("warm")).release();
-    // Background requests of earlier tests (a slow node's release, a cleanup) land first: they
-    // must not count here. One full run under load counted 10 instead of 9.
-    await new Promise((r) => setTimeout(r, 100));
+    // The warm-up release is decided by a majority: its last request must land before counting
+    // (one full run under load counted 10 instead of 9).
+    await eventually(async () => (await readBack(dev, n, `${prefix}warm`)).every((v) => !v));
     resetCluster(cluster);
     const lock = await locks.acquire("k");
     await lock.release();
