@@ -163,10 +163,13 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
   let lastWhy: string | undefined;
   let line: LocalLine | undefined;
   let ticket: Ticket | undefined;
-  // Wake-up on release (see `wake.ts`): every look registers this caller in the key's wait room,
-  // and from the first busy look on it listens on one node's channel.
-  const entry =
-    options.wake && call.wait > 0 ? waiterEntry(lineUntil - began, core.wake.id) : undefined;
+  // Every look of a waiting caller registers it in the key's wait room (see `wake.ts`), so that
+  // releases serve waiters of all instances in order of their calls. With `wake`, from the first
+  // busy look on it also listens on one node's channel; otherwise the entry names its longest
+  // sleep plus a look (`p<ms>`), how long a release keeps the key for it.
+  const pollMs = options.retryDelayMax + core.timeoutFor(lease);
+  const listener = options.wake ? core.wake.id : `p${pollMs}`;
+  const entry = call.wait > 0 ? waiterEntry(lineUntil - began, listener) : undefined;
   // The room outlives this caller's wait: while listening it may refresh one node only.
   const roomTtl = Math.max(lease, 2 * options.retryDelayMax, Math.ceil(lineUntil - began));
   const waiter = entry === undefined ? [] : waiterArgs(entry, roomTtl);
@@ -189,7 +192,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       let handed: Handed | undefined;
       if (call.wait > 0 && (ticket !== undefined || core.lines.peek(keys[0])?.idle === false)) {
         line ??= core.lines.of(keys[0]);
-        ticket ??= line.join(patience);
+        ticket ??= line.join(patience, entry?.place);
         if (!line.isTurn(ticket)) {
           const waited = await waitTurn(line, ticket, lineUntil, signal, sizeNext);
           if (typeof waited === "boolean") {
@@ -229,7 +232,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
           // Raise every node, not only the granting ones: raising is a max (always safe), it
           // covers a granting node still in flight, and any later majority meets a majority of
           // raised nodes. Success needs a majority of raises.
-          const raise = await core.raiseRound(nodes, keys, fence, timeoutMs, budget);
+          const raise = await core.raiseRound(nodes, keys, fence, token, timeoutMs, budget);
           if (!raise.ok) {
             ok = false;
             outcomes = raise.outcomes;
@@ -289,7 +292,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       const freeIn = lastError instanceof LockBusyError ? lastError.retryAfter : undefined;
       backoff ??= new Backoff(options.retryDelay, options.retryDelayMax);
       if (!failedProbe) backoff.observe(freeIn, now);
-      if (entry !== undefined && busy && (watch === undefined || watch.failed)) {
+      if (options.wake && entry !== undefined && busy && (watch === undefined || watch.failed)) {
         watch?.close();
         watch = listen(core, keys, outcomes, budget, roundCost + n);
       }
@@ -325,7 +328,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       }
       // From the first failed look on, wait in line with the other callers of this instance.
       line ??= core.lines.of(keys[0]);
-      ticket ??= line.join(patience);
+      ticket ??= line.join(patience, entry?.place);
       line.seen(ticket);
       line.last = { outcomes: lastError.outcomes, why: lastWhy };
       let woken = false;

@@ -187,22 +187,27 @@ export class LockCore {
     return acquireAnswer(reply, this.options.fencing);
   }
 
-  /** Fence raise on `nodes`: counters go up to at least `fence`; needs a majority of all nodes. */
+  /**
+   * Fence raise on `nodes`: counters go up to at least `fence`; needs a majority of all nodes
+   * where the raise counts (`ok`: the key held `token` or was absent; `held` otherwise, where a
+   * grant of another holder may already have drawn its fence below ours: docs/SAFETY.md, F2).
+   */
   raiseRound(
     nodes: readonly RestNode[],
     keys: Keys,
     fence: number,
+    token: string,
     timeoutMs: number,
     budget: Budget | undefined,
   ): Promise<Round<number>> {
-    const args = [String(fence)];
+    const args = [String(fence), token];
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         async (node) => {
           const options = { timeoutMs, budget, signal };
-          const counter = await evalScript(node, FENCE_RAISE, keys, args, options);
-          return { status: "ok", value: counter, fence: counter };
+          const { counts, counter } = await evalScript(node, FENCE_RAISE, keys, args, options);
+          return { status: counts ? "ok" : "held", value: counter, fence: counter };
         },
         { quorum: this.quorum, isFor: isOk },
       ),
@@ -245,8 +250,9 @@ export class LockCore {
    * Release round: compare-and-DEL on `scope.nodes` (default: all). Decided once a majority
    * answered (`ok` deleted, `absent`, `held`), so a slow minority does not slow it; or, with
    * `waitAll`, once every node answered (cleanup after a failed acquire). `wake`: the release
-   * hands the key to the first waiter of its wait room, if any (a release; not a cleanup, which
-   * frees a minority only).
+   * serves the key's wait room (RELEASE's `SERVE_ROOM`: a reservation for the first live listener,
+   * or for a waiter placed before `before`, the place of this instance's next waiter); a release,
+   * not a cleanup, which frees a minority only.
    *
    * `scope.holds` (from {@link holdsOf}) skips nodes our token never reached (reported `absent`,
    * no request), and sends to a node whose acquire is still in flight only after that acquire
@@ -258,10 +264,17 @@ export class LockCore {
     token: string,
     timeoutMs: number,
     budget: Budget | undefined,
-    scope: { nodes?: readonly RestNode[]; holds?: Holds; waitAll?: boolean; wake?: boolean } = {},
+    scope: {
+      nodes?: readonly RestNode[];
+      holds?: Holds;
+      waitAll?: boolean;
+      wake?: boolean;
+      before?: number | undefined;
+    } = {},
   ): Promise<Round<CasReply>> {
-    const { nodes = this.nodes, holds, waitAll = false, wake = false } = scope;
+    const { nodes = this.nodes, holds, waitAll = false, wake = false, before } = scope;
     const args = wake ? [token, String(Date.now()), String(reservationFor(timeoutMs))] : [token];
+    if (wake && before !== undefined) args.push(String(before));
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
@@ -284,7 +297,7 @@ export class LockCore {
     );
   }
 
-  /** One node's compare-and-DEL (`args`: token, and to wake a waiter: epoch ms, reservation ms). */
+  /** One node's compare-and-DEL (`args`: token, and to serve the room: epoch ms, ms, place). */
   async #release(
     node: RestNode,
     keys: Keys,
@@ -356,7 +369,8 @@ export class LockCore {
 
   /**
    * Remove waiter `member` from the key's wait room on `nodes`, in the background (a stale entry
-   * only costs a wake-up that nobody hears). Sent only while the budget has requests to spare.
+   * only costs a reservation that nobody takes). Sent only while the budget keeps N requests to
+   * spare (a release of another lock of the invocation may need them).
    */
   leave(
     nodes: readonly RestNode[],
@@ -366,7 +380,7 @@ export class LockCore {
     budget?: Budget,
   ) {
     for (const node of nodes) {
-      if (budget !== undefined && budget.remainingSubrequests() < 1) return;
+      if (budget !== undefined && budget.remainingSubrequests() <= this.nodes.length) return;
       void evalScript(node, LEAVE, keys, [member], { timeoutMs, budget }).catch(() => {});
     }
   }

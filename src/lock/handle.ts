@@ -192,7 +192,10 @@ export class LockHandle implements Lock {
       const now = this.#state as State; // may have changed while the round ran
       if (now === "lost") throw this.#lostError as LockLostError;
       if (now === "held") {
-        this.#setValidity(round.startedAt + ttl - drift(ttl, core.options.driftFactor));
+        // Never earlier than before: no node shortens our expiry (EXTEND only raises it), so the
+        // old end still holds when this extension asked for less (docs/SAFETY.md, E1).
+        const extended = round.startedAt + ttl - drift(ttl, core.options.driftFactor);
+        this.#setValidity(Math.max(this.#validUntil, extended));
       }
       return { validUntil: this.#validUntilEpoch, outcomes };
     }
@@ -262,7 +265,8 @@ export class LockHandle implements Lock {
     // The first caller of this instance waiting for the key stands ready: hand the key over in
     // the same requests. Otherwise it asks on its own once woken (on each node after our release
     // there answered).
-    const offer = core.lines.peek(keys[0])?.takeOffer();
+    const line = core.lines.peek(keys[0]);
+    const offer = line?.takeOffer();
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;
     if (offer !== undefined && next !== undefined) {
@@ -272,7 +276,9 @@ export class LockHandle implements Lock {
       // started stops when it ends, and the next holder (another request) waits on it.
       releasing = Promise.all([handover.release, handover.acquire]).then(([round]) => round);
     } else {
-      releasing = core.releaseRound(keys, token, timeoutMs, this.#budget, { holds, wake: true });
+      // Waiters of other instances placed before our next caller are served first (the room).
+      const scope = { holds, wake: true, before: line?.firstPlace() };
+      releasing = core.releaseRound(keys, token, timeoutMs, this.#budget, scope);
     }
     this.#grant.local.end();
     const round = await releasing;

@@ -4,7 +4,13 @@ import type { RestNode } from "../node/node";
 import { fanOut, type NodeAnswer, type Round } from "../quorum/fanout";
 import { roundTimer } from "../quorum/timeout";
 import { type CasReply, evalScript, HANDOVER } from "../scripts";
-import { acquireAnswer, type Keys, type LockCore, SHARED_TIMER_MAX_NODES } from "./core";
+import {
+  acquireAnswer,
+  type Keys,
+  type LockCore,
+  reservationFor,
+  SHARED_TIMER_MAX_NODES,
+} from "./core";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
 import type { NextRound } from "./queue";
 
@@ -27,7 +33,10 @@ const answered = (status: NodeStatus): boolean =>
  *
  * Mutual exclusion is that of a release followed by an acquire: each node sets the next token
  * only where our token was or the key was free, and the next holder needs a majority of those
- * grants, with its validity counted from this round's start.
+ * grants, with its validity counted from before the first request went out. Fairness: a node
+ * whose wait room has a waiter placed before the next holder (another instance's caller) reserves
+ * the key for that waiter instead (HANDOVER's `SERVE_ROOM`), so local callers cannot keep a key
+ * from the others by handing it on among themselves.
  *
  * @example
  * const { acquire, release } = handoverRound(core, keys, grant.token, grant.holds, next, budget);
@@ -40,10 +49,15 @@ export function handoverRound(
   next: NextRound,
   budget: Budget | undefined,
 ): { acquire: Promise<Round<number>>; release: Promise<Round<CasReply>> } {
+  // The next holder's validity counts from here: a request may run as soon as it is sent.
+  const startedAt = performance.now();
   const fencing = core.options.fencing ? "1" : "0";
   const waiter = next.waiter ?? [];
-  // HANDOVER takes only the entry (ARGV[5]): the key is granted, never waited for, there.
-  const both = [token, next.token, String(next.ttl), fencing, ...waiter.slice(0, 1)];
+  // HANDOVER takes the entry and its place (ARGV[5], ARGV[8]) to serve earlier waiters first.
+  const [member = "", place = ""] = waiter;
+  const now = String(Date.now());
+  const listenMs = String(reservationFor(next.timeoutMs));
+  const both = [token, next.token, String(next.ttl), fencing, member, now, listenMs, place];
   const acquireArgs = [next.token, String(next.ttl), fencing, ...waiter];
   // One timer for all of these requests (they serve two rounds here).
   const timer =
@@ -59,7 +73,7 @@ export function handoverRound(
     acquire: fanOut(core.nodes, async (node) => (await answer(node)).acquire, {
       quorum: core.quorum,
       isFor: isOk,
-    }),
+    }).then((round) => ({ ...round, startedAt })),
     release: fanOut(core.nodes, async (node) => (await answer(node)).release, {
       quorum: core.quorum,
       isFor: answered,

@@ -11,7 +11,17 @@ export interface Ticket {
   readonly patience: number;
   /** Removed by others: its caller looked gone. It joins again at the end if it was not. */
   evicted: boolean;
+  /** Its caller's place in the key's wait room on the nodes (epoch ms of its call), if any. */
+  readonly place?: number | undefined;
 }
+
+/**
+ * Longest run of consecutive handovers within one instance: the next release after it goes to the
+ * nodes (serving their wait rooms) instead of straight to the next local caller. A backstop for
+ * fairness towards waiters the room does not know (their registration failed); the room already
+ * serves the others in order (docs/SAFETY.md, liveness).
+ */
+export const HANDOVER_RUN_MAX = 8;
 
 /** A grant of this key held here: ended once, renewed by each extension. */
 export interface LocalHold {
@@ -70,6 +80,8 @@ export class LocalLine {
   readonly #holds = new Set<{ validUntil: number }>();
   readonly #waiters: Ticket[] = [];
   #offer: { readonly ticket: Ticket; readonly offer: Offer } | undefined;
+  /** Consecutive handovers so far (see {@link HANDOVER_RUN_MAX}). */
+  #handedOn = 0;
   /** Since when the first waiter has been free to go (it became first, or nothing is held). */
   #freeSince = performance.now();
   /** The first waiter's most recent failed look at the nodes. */
@@ -139,9 +151,9 @@ export class LocalLine {
     };
   }
 
-  /** Take a place at the end of the line; `patience` as in {@link Ticket}. */
-  join(patience: number): Ticket {
-    const ticket: Ticket = { seen: performance.now(), patience, evicted: false };
+  /** Take a place at the end of the line; `patience` and `place` as in {@link Ticket}. */
+  join(patience: number, place?: number): Ticket {
+    const ticket: Ticket = { seen: performance.now(), patience, evicted: false, place };
     this.#enqueue(ticket);
     return ticket;
   }
@@ -201,11 +213,26 @@ export class LocalLine {
     if (this.#offer?.ticket === ticket) this.#offer = undefined;
   }
 
-  /** The first waiter's offer, removed from the line (for the grant that is ending). */
+  /**
+   * The first waiter's offer, removed from the line (for the grant that is ending); `undefined`
+   * after {@link HANDOVER_RUN_MAX} consecutive handovers, which ends the run.
+   */
   takeOffer(): Offer | undefined {
     const standing = this.#offer;
     this.#offer = undefined;
-    return standing !== undefined && this.isFirst(standing.ticket) ? standing.offer : undefined;
+    const offer =
+      standing !== undefined && this.isFirst(standing.ticket) ? standing.offer : undefined;
+    if (offer === undefined || this.#handedOn >= HANDOVER_RUN_MAX) {
+      this.#handedOn = 0;
+      return undefined;
+    }
+    this.#handedOn++;
+    return offer;
+  }
+
+  /** The wait room place of the first waiter (who gets the key next from here), if any. */
+  firstPlace(): number | undefined {
+    return this.#waiters[0]?.place;
   }
 
   /** `ticket` is first in line and no grant is held here: its turn to ask the nodes. */

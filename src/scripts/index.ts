@@ -20,6 +20,7 @@ export {
   INSPECT,
   type InspectReply,
   LEAVE,
+  type RaiseReply,
   RELEASE,
   SCRIPTS,
   type Script,

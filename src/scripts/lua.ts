@@ -15,27 +15,32 @@
  * Returns {1, fence} when granted (fence 0 without fencing), {0, pttl} when held by another,
  * {2, pttl} when the key holds a done marker (`done:<token>`, written by COMPLETE; tokens are hex,
  * so no token starts with `done:`), pttl being the marker's remaining retention. A retried
- * request that finds its own token refreshes the TTL and never counts a second fence.
+ * request that finds its own token never shortens the TTL and never counts a second fence.
  *
- * Wake-up registration (optional): ARGV[4] = the waiter (`<deadline epoch ms>:<listener>:<id>`),
- * ARGV[5] = its place (epoch ms of its first look), ARGV[6] = ms to keep the wait room. When
- * held by another, the waiter is added to the wait room KEYS[3] (a sorted set by place) that
- * RELEASE pops; when granted, it leaves the room. A KEYS[3] of another type (a user key) is left
- * alone. A key that RELEASE reserved for this waiter (`wake:<waiter>`) counts as free for it,
- * and as held for everyone else, reported as {3, pttl}: the reservation's PTTL is short, but the
- * woken waiter is about to take the key for a whole lease.
+ * Wait room registration (every waiting caller): ARGV[4] = the waiter
+ * (`<deadline epoch ms>:<listener>:<id>`, listener = the hex id of its instance's wake-up
+ * channel, or `p<ms>` for a poller: its longest sleep plus a look), ARGV[5] = its place (epoch ms
+ * of its call), ARGV[6] = ms to keep the wait room. When held by another, the waiter is added to
+ * the wait room KEYS[3] (a sorted set by place) that RELEASE and HANDOVER serve; when granted, it
+ * leaves the room. A KEYS[3] of another type (a user key) is left alone. A key that a release
+ * reserved for this waiter (`wake:<waiter>|<releaser's token>`) counts as free for it, and as held
+ * for everyone else, reported as {3, pttl}: the reservation's PTTL is short, but the waiter is
+ * about to take the key for a whole lease.
  */
 export const ACQUIRE_LUA = `-- edgelock acquire
 local current = redis.call("GET", KEYS[1])
 local w = ARGV[4]
-if w and current == "wake:" .. w then
+if w and current and string.sub(current, 1, #w + 6) == "wake:" .. w .. "|" then
   current = false
 end
 if current == false or current == ARGV[1] then
   if current == false then
     redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
   else
-    redis.call("PEXPIRE", KEYS[1], ARGV[2])
+    local left = redis.call("PTTL", KEYS[1])
+    if left >= 0 and left < tonumber(ARGV[2]) then
+      redis.call("PEXPIRE", KEYS[1], ARGV[2])
+    end
   end
   if w and redis.call("TYPE", KEYS[3]).ok == "zset" then
     redis.call("ZREM", KEYS[3], w)
@@ -70,13 +75,66 @@ return {held, redis.call("PTTL", KEYS[1])}
 `;
 
 /**
+ * Lua shared by RELEASE and HANDOVER: serve the wait room KEYS[3] (see ACQUIRE) on a release by
+ * `ARGV[1]`. `serve(now, listenMs, before)` scans the first 8 waiters by place and returns the one
+ * to reserve the key for, with the reservation's ms and its channel (nil for a poller):
+ * - a waiter whose deadline ends within `listenMs` stopped waiting or is about to: removed;
+ * - with `before` (the place of a waiter of the releaser's own instance, who would otherwise get
+ *   the key next), the scan stops at the first place not earlier than it: that local waiter came
+ *   first; a poller placed earlier (`<deadline>:p<ms>:<id>`) is served, for its own `<ms>` (its
+ *   longest sleep plus a look) or until its deadline;
+ * - without `before`, pollers are skipped (they find the key free on their next look, like
+ *   anyone), and the first listener is served for `listenMs`.
+ * `reserve(member, ms, listener)` takes the waiter out of the room, sets the key to
+ * `wake:<member>|<ARGV[1]>` (free for that waiter only; the releaser's token lets a re-sent
+ * release recognise its own reservation) and publishes the member on the listener's channel.
+ */
+const SERVE_ROOM = `local function serve(now, listenMs, before)
+  local heads = redis.call("ZRANGE", KEYS[3], 0, 7, "WITHSCORES")
+  for i = 1, #heads, 2 do
+    local member = heads[i]
+    if before and tonumber(heads[i + 1]) >= before then
+      return nil
+    end
+    local deadline = tonumber(string.match(member, "^(%d+):") or "0")
+    local listener = string.match(member, "^%d+:([^:]+):") or ""
+    local poll = tonumber(string.match(listener, "^p(%d+)$") or "")
+    if deadline <= now + listenMs then
+      redis.call("ZREM", KEYS[3], member)
+    elseif poll == nil then
+      return member, listenMs, listener
+    elseif before then
+      return member, math.min(poll, deadline - now), nil
+    end
+  end
+  return nil
+end
+local function reserve(member, ms, listener)
+  redis.call("ZREM", KEYS[3], member)
+  redis.call("SET", KEYS[1], "wake:" .. member .. "|" .. ARGV[1], "PX", ms)
+  if listener then
+    redis.call("PUBLISH", KEYS[3] .. ":" .. listener, member)
+  end
+end
+local function reservedBy(value, token)
+  return string.sub(value, 1, 5) == "wake:" and string.sub(value, -#token - 1) == "|" .. token
+end
+`;
+
+/**
  * Extend. ARGV[1] = token, ARGV[2] = ttl ms.
- * Returns 1 extended, 0 expired/absent (never resurrected), -1 held by someone else.
+ * Returns 1 extended (or already lasting at least ttl), 0 expired/absent (never resurrected), -1
+ * held by someone else. Never shortens the key's expiry: a request that timed out may still run
+ * (late, or after a shorter extension), and the holder's validity relies on no node dropping the
+ * token earlier than any expiry it was granted (docs/SAFETY.md, lemma E).
  */
 export const EXTEND_LUA = `-- edgelock extend
 local current = redis.call("GET", KEYS[1])
 if current == ARGV[1] then
-  redis.call("PEXPIRE", KEYS[1], ARGV[2])
+  local left = redis.call("PTTL", KEYS[1])
+  if left >= 0 and left < tonumber(ARGV[2]) then
+    redis.call("PEXPIRE", KEYS[1], ARGV[2])
+  end
   return 1
 end
 if current == false then
@@ -86,37 +144,25 @@ return -1
 `;
 
 /**
- * Release. ARGV[1] = token, ARGV[2] (optional) = the releaser's epoch ms, ARGV[3] = ms to keep
- * the key for a woken waiter. Returns 1 released, 0 expired/absent, -1 held by someone else (left
- * alone).
+ * Release. ARGV[1] = token; to serve the wait room (see `SERVE_ROOM`): ARGV[2] = the releaser's
+ * epoch ms, ARGV[3] = ms to keep the key for a woken listener, ARGV[4] (optional) = the place of
+ * the releaser's own next waiter. Returns 1 released, 0 expired/absent, -1 held by someone else
+ * (left alone).
  *
- * With ARGV[2], a release hands the key to the first waiter of the wait room KEYS[3] (see
- * ACQUIRE): it pops waiters in order, drops those whose deadline ends within the reservation (at
- * most 8 per call; they stopped waiting or are about to, and still see the key free on a look),
- * and for the first live one sets the key to `wake:<waiter>` with PX ARGV[3] instead of deleting
- * it, then publishes the waiter on its listener's channel: a waiter is
- * `<deadline epoch ms>:<listener>:<id>`, the channel `<KEYS[3]>:<listener>`. The reservation keeps
- * newcomers from taking the key before the woken waiter's request arrives (they wait in the room
- * behind it), and expires soon if that waiter is gone. Without a live waiter the key is deleted.
- * A cleanup after a failed acquire sends no ARGV[2]: freeing a minority of nodes does not free
- * the lock.
+ * With ARGV[2], the key goes to the waiter `serve` picks, as a reservation, instead of being
+ * deleted; that waiter's ACQUIRE takes it, newcomers wait behind it, and it expires soon if the
+ * waiter is gone. A re-sent release that finds its own reservation reports 1. A cleanup after a
+ * failed acquire sends no ARGV[2]: freeing a minority of nodes does not free the lock.
  */
 export const RELEASE_LUA = `-- edgelock release
-local current = redis.call("GET", KEYS[1])
+${SERVE_ROOM}local current = redis.call("GET", KEYS[1])
 if current == ARGV[1] then
   if ARGV[2] and redis.call("TYPE", KEYS[3]).ok == "zset" then
-    local soon = tonumber(ARGV[2]) + tonumber(ARGV[3])
-    for i = 1, 8 do
-      local head = redis.call("ZPOPMIN", KEYS[3])[1]
-      if head == nil then break end
-      if tonumber(string.match(head, "^%d+") or "0") > soon then
-        redis.call("SET", KEYS[1], "wake:" .. head, "PX", ARGV[3])
-        local listener = string.match(head, "^%d+:(%x+):")
-        if listener then
-          redis.call("PUBLISH", KEYS[3] .. ":" .. listener, head)
-        end
-        return 1
-      end
+    local before = ARGV[4] and tonumber(ARGV[4])
+    local member, ms, listener = serve(tonumber(ARGV[2]), tonumber(ARGV[3]), before)
+    if member then
+      reserve(member, ms, listener)
+      return 1
     end
   end
   redis.call("DEL", KEYS[1])
@@ -125,12 +171,18 @@ end
 if current == false then
   return 0
 end
+if reservedBy(current, ARGV[1]) then
+  return 1
+end
 return -1
 `;
 
 /**
- * Fence raise. ARGV[1] = fence. Raises the counter to at least ARGV[1] (a max, so it is
- * idempotent and never lowers a counter). Returns the counter afterwards.
+ * Fence raise. ARGV[1] = fence, ARGV[2] = our token. Raises the counter to at least ARGV[1] (a
+ * max, so it is idempotent and never lowers a counter). Returns {1, counter} when the lock key
+ * holds our token or is absent, {0, counter} when it holds anything else: there another holder
+ * may already have taken its INCR below our fence, so this raise does not order it after us and
+ * must not count towards the raise's majority (docs/SAFETY.md, fence monotonicity).
  */
 export const FENCE_RAISE_LUA = `-- edgelock fence raise
 local target = tonumber(ARGV[1])
@@ -139,7 +191,11 @@ if counter < target then
   redis.call("SET", KEYS[2], ARGV[1])
   counter = target
 end
-return counter
+local current = redis.call("GET", KEYS[1])
+if current == false or current == ARGV[2] then
+  return {1, counter}
+end
+return {0, counter}
 `;
 
 /**
@@ -191,23 +247,36 @@ return 0
 
 /**
  * Handover: release our grant and grant the key to the next waiter in one step. ARGV[1] = our
- * token, ARGV[2] = the next holder's token, ARGV[3] = its ttl ms, ARGV[4] = "1" to issue a fence.
+ * token, ARGV[2] = the next holder's token, ARGV[3] = its ttl ms, ARGV[4] = "1" to issue a fence,
+ * ARGV[5] = the next holder's waiter entry ("" for none; removed from the wait room on the
+ * grant), ARGV[6] = our epoch ms, ARGV[7] = ms to keep the key for a woken listener, ARGV[8] =
+ * the next holder's place ("" for none).
  * Returns {grant, value, released}: grant and value as ACQUIRE ({1, fence} granted to the next
- * token, {0, pttl} held by another, {2, pttl} done marker); released 1 when our token was there
- * (or the request is a re-send that already handed over), 0 when the key was absent (our grant
- * had expired), -1 when someone else holds it (left alone). ARGV[5] (optional) = the next
- * holder's waiter entry, removed from the wait room KEYS[3] on the grant (see ACQUIRE).
+ * token, {0, pttl} held by another, {2, pttl} done marker, {3, pttl} reserved for a waiter);
+ * released 1 when our token was there (or the request is a re-send that already handed over),
+ * 0 when the key was absent (our grant had expired), -1 when someone else holds it (left alone).
+ *
+ * A waiter of the room placed before the next holder (another instance's, see `SERVE_ROOM`)
+ * goes first: the key is reserved for it and the reply is {3, ms, released}.
  */
 export const HANDOVER_LUA = `-- edgelock handover
-local current = redis.call("GET", KEYS[1])
+${SERVE_ROOM}local current = redis.call("GET", KEYS[1])
 local released = 0
 if current == ARGV[1] then
   released = 1
   current = false
 end
+local room = redis.call("TYPE", KEYS[3]).ok == "zset"
 if current == false then
+  if room and ARGV[8] and ARGV[8] ~= "" then
+    local member, ms, listener = serve(tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]))
+    if member then
+      reserve(member, ms, listener)
+      return {3, ms, released}
+    end
+  end
   redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
-  if ARGV[5] and redis.call("TYPE", KEYS[3]).ok == "zset" then
+  if room and ARGV[5] and ARGV[5] ~= "" then
     redis.call("ZREM", KEYS[3], ARGV[5])
   end
   local fence = 0
@@ -217,15 +286,24 @@ if current == false then
   return {1, fence, released}
 end
 if current == ARGV[2] then
-  redis.call("PEXPIRE", KEYS[1], ARGV[3])
+  local left = redis.call("PTTL", KEYS[1])
+  if left >= 0 and left < tonumber(ARGV[3]) then
+    redis.call("PEXPIRE", KEYS[1], ARGV[3])
+  end
   local fence = 0
   if ARGV[4] == "1" then
     fence = tonumber(redis.call("GET", KEYS[2]) or "0")
   end
   return {1, fence, 1}
 end
+if reservedBy(current, ARGV[1]) then
+  return {3, redis.call("PTTL", KEYS[1]), 1}
+end
 if string.sub(current, 1, 5) == "done:" then
   return {2, redis.call("PTTL", KEYS[1]), -1}
+end
+if string.sub(current, 1, 5) == "wake:" then
+  return {3, redis.call("PTTL", KEYS[1]), -1}
 end
 return {0, redis.call("PTTL", KEYS[1]), -1}
 `;

@@ -91,9 +91,11 @@ describe("scripts", () => {
   });
 
   it("fence raise, inspect and force release shapes", () => {
-    expect(FENCE_RAISE.parse(12)).toBe(12);
-    expect(FENCE_RAISE.parse(-1)).toBeUndefined();
-    expect(FENCE_RAISE.parse("12")).toBeUndefined();
+    expect(FENCE_RAISE.parse([1, 12])).toEqual({ counts: true, counter: 12 });
+    expect(FENCE_RAISE.parse([0, 12])).toEqual({ counts: false, counter: 12 });
+    for (const bad of [12, [2, 12], [1, -1], ["1", 12], [1]]) {
+      expect(FENCE_RAISE.parse(bad)).toBeUndefined();
+    }
     expect(INSPECT.parse([-2, 0, 0])).toEqual({ pttl: -2, fence: 0, kind: "token" });
     expect(INSPECT.parse([1500, 4, 0])).toEqual({ pttl: 1500, fence: 4, kind: "token" });
     expect(INSPECT.parse([86_000, 0, 1])).toEqual({ pttl: 86_000, fence: 0, kind: "done" });
@@ -120,6 +122,15 @@ describe("scripts", () => {
     });
     expect(HANDOVER.parse([2, 60_000, -1])).toEqual({
       acquire: { granted: false, done: true, pttl: 60_000 },
+      released: -1,
+    });
+    // A reservation for an earlier waiter of the room, made by our release (or its re-send).
+    expect(HANDOVER.parse([3, 1250, 1])).toEqual({
+      acquire: { granted: false, pttl: 1250, reserved: true },
+      released: 1,
+    });
+    expect(HANDOVER.parse([3, 80, -1])).toEqual({
+      acquire: { granted: false, pttl: 80, reserved: true },
       released: -1,
     });
     for (const bad of [null, [1, 0], [1, 0, 2], [0, 4200, 1], [2, 5, 0], [1, -1, 1], ["1", 0, 1]]) {

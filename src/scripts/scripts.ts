@@ -67,7 +67,7 @@ const casCode = (reply: unknown): CasReply | undefined =>
 export const ACQUIRE: Script<AcquireReply> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
-  sha1: "282c782a1eaa053a181f87952597e4c36d49ff3a",
+  sha1: "78a491f48e7e19585ee93ca9329e26c1542545d8",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -85,7 +85,7 @@ export const ACQUIRE: Script<AcquireReply> = {
 export const EXTEND: Script<CasReply> = {
   name: "extend",
   lua: EXTEND_LUA,
-  sha1: "35d42cb5360107cc1def1783589b04835a2c8382",
+  sha1: "dd74735c6e0bd42153fcafcfce161682584728dd",
   parse: casCode,
 };
 
@@ -93,16 +93,30 @@ export const EXTEND: Script<CasReply> = {
 export const RELEASE: Script<CasReply> = {
   name: "release",
   lua: RELEASE_LUA,
-  sha1: "b88fd4df532a17074ac3a114133da0c84ebe7c09",
+  sha1: "055919c5e6165b601fdbdcfa078f727310dc3765",
   parse: casCode,
 };
 
-/** See `FENCE_RAISE_LUA`; the reply is the counter after the raise. */
-export const FENCE_RAISE: Script<number> = {
+/**
+ * Fence raise reply: the counter after the raise, and whether the raise `counts` towards the
+ * round's majority (the lock key held our token or was absent; see `FENCE_RAISE_LUA`).
+ */
+export interface RaiseReply {
+  readonly counts: boolean;
+  readonly counter: number;
+}
+
+/** See `FENCE_RAISE_LUA`. */
+export const FENCE_RAISE: Script<RaiseReply> = {
   name: "fence-raise",
   lua: FENCE_RAISE_LUA,
-  sha1: "31cdc336f2f93e8840286aa818b0d07a2016412c",
-  parse: (reply) => (isInt(reply) && reply >= 0 ? reply : undefined),
+  sha1: "77e5b42292f8b45d4e80c1b4333c65a48d653f8d",
+  parse(reply) {
+    const pair = intArray(reply, 2);
+    if (pair === undefined) return undefined;
+    const [flag, counter] = pair as [number, number];
+    return (flag === 0 || flag === 1) && counter >= 0 ? { counts: flag === 1, counter } : undefined;
+  },
 };
 
 /** See `INSPECT_LUA`. */
@@ -151,7 +165,7 @@ export interface HandoverReply {
 export const HANDOVER: Script<HandoverReply> = {
   name: "handover",
   lua: HANDOVER_LUA,
-  sha1: "a5b1ebbe29d7928acaf5a5adaa2fd20ac784da66",
+  sha1: "c402cae23703f40f82b9a09717b0e2055aca2b8d",
   parse(reply) {
     const triple = intArray(reply, 3);
     if (triple === undefined) return undefined;
@@ -159,8 +173,9 @@ export const HANDOVER: Script<HandoverReply> = {
     const acquire = ACQUIRE.parse([flag, value]);
     const cas = casCode(released);
     if (acquire === undefined || cas === undefined) return undefined;
-    // Only a grant can go with our release; a refusal means the key was not ours.
-    if (!acquire.granted && cas !== -1) return undefined;
+    // Only a grant, or a reservation for an earlier waiter, can go with our release; any other
+    // refusal means the key was not ours.
+    if (!acquire.granted && acquire.reserved !== true && cas !== -1) return undefined;
     return { acquire, released: cas };
   },
 };

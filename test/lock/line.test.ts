@@ -145,8 +145,25 @@ describe("the HANDOVER script on a real node", () => {
     const key = `t:handover:${crypto.randomUUID()}`;
     return [key, `${key}:fence`] as const;
   };
+  // No waiter entry, no place: nothing in the room to serve first (see wake.test.ts for that).
   const handover = (key: string, fence: string, fencing = "1") =>
-    dev.direct(0).eval(HANDOVER.lua, 2, key, fence, T1, T2, "5000", fencing);
+    dev
+      .direct(0)
+      .eval(
+        HANDOVER.lua,
+        3,
+        key,
+        fence,
+        `${key}:wait`,
+        T1,
+        T2,
+        "5000",
+        fencing,
+        "",
+        "0",
+        "250",
+        "",
+      );
 
   it("ours → released and granted to the next token (fence counted once, even when re-sent)", async () => {
     const [key, fence] = keys();
