@@ -256,6 +256,10 @@ export class LockHandle implements Lock {
   }
 
   async #releaseOnce(): Promise<ReleaseResult> {
+    // Still valid: by mutual exclusion (docs/SAFETY.md, theorem 1) our token is on a majority, so
+    // a release that a majority answered did release it, whatever a re-sent request then found
+    // there (gone, a reservation already taken by the waiter it woke).
+    const valid = this.#state === "held" && performance.now() < this.#validUntil;
     this.#state = "released";
     if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
     if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
@@ -285,7 +289,7 @@ export class LockHandle implements Lock {
     const { outcomes } = round;
     const status = !round.ok
       ? "unknown"
-      : outcomes.some((o) => o.status === "ok")
+      : valid || outcomes.some((o) => o.status === "ok")
         ? "released"
         : "expired";
     const durationMs = performance.now() - round.startedAt;
