@@ -256,14 +256,14 @@ export class LockHandle implements Lock {
   }
 
   async #releaseOnce(): Promise<ReleaseResult> {
-    // Still valid: by mutual exclusion (docs/SAFETY.md, theorem 1) our token is on a majority, so
-    // a release that a majority answered did release it, whatever a re-sent request then found
-    // there (gone, a reservation already taken by the waiter it woke).
-    const valid = this.#state === "held" && performance.now() < this.#validUntil;
     this.#state = "released";
     if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
     if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
     while (this.#extending !== undefined) await this.#extending.catch(() => {});
+    // Still valid as the requests go out: our token is on a majority until then (docs/SAFETY.md,
+    // E3), so a release that a majority answered did release it, whatever a re-sent request then
+    // found there (gone, or a reservation already taken by the waiter it woke).
+    const valid = performance.now() < this.#validUntil;
     const { keys, token, timeoutMs, holds } = this.#grant;
     const core = this.#core;
     // The first caller of this instance waiting for the key stands ready: hand the key over in

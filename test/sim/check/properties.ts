@@ -1,0 +1,172 @@
+/**
+ * The properties every simulated schedule is checked against (issue 11 §2; docs/SAFETY.md):
+ *
+ * 1. with durable nodes, no two holders' `[granted, end]` intervals overlap;
+ * 2. fences strictly increase in grant order, and the fenced store never accepts a stale write;
+ * 3. the non-atomic read-modify-write under the lock loses no update;
+ * 4. after quiescence only done markers and fence counters remain on the nodes;
+ * 5. on fault-free schedules, a waiter whose wait outlasts the contention gets the lock, and no
+ *    other instance's run of later callers overtakes a waiter by more than the documented bound
+ *    (`HANDOVER_RUN_MAX` + 1);
+ * plus what the library must never do under any faults: an error of an unexpected kind, a release
+ * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
+ * job after a recorded run.
+ *
+ * Properties 1–3 come from the real-server safety checker (`test/safety/harness/checker.ts`). A
+ * violation in a schedule where a node restarted empty (assumption A2 broken) is classified as the
+ * README's expected hazard, never as a bug; a bug anywhere else fails the run.
+ *
+ * @module
+ */
+
+import { HANDOVER_RUN_MAX } from "../../../src/lock/queue";
+import { checkHistory, intervalEnd, type Violation } from "../../safety/harness/checker";
+import type { GrantRecord, History, ResourceState, Wipe } from "../../safety/harness/history";
+import type { Observations, WaitRecord } from "../workload/actor";
+
+/** One finding, classified. */
+export interface Finding {
+  readonly property: string;
+  readonly detail: string;
+}
+
+/** Result of checking one schedule. */
+export interface Verdict {
+  readonly bugs: readonly Finding[];
+  /** Violations explained by an empty restart (the README's predicted hazard). */
+  readonly hazards: readonly Finding[];
+  readonly grants: number;
+}
+
+/** What the checks need besides the observations. */
+export interface CheckInput {
+  readonly observed: Observations;
+  readonly resource: Readonly<Record<string, ResourceState>>;
+  readonly wipes: readonly Wipe[];
+  /** Keys left on each node after quiescence, with their values. */
+  readonly remaining: ReadonlyArray<{ node: number; key: string; value: string | null }>;
+  /** Fault-free schedule (no request faults, no pauses, no restarts): liveness is checked. */
+  readonly faultFree: boolean;
+  /** Longest a free key may stay unused while someone waits (retries, reservations, drift). */
+  readonly livenessSlack: number;
+  /** Bound on how far two instances' epoch clocks may be apart (places are epoch ms). */
+  readonly skew: (at: number) => number;
+}
+
+const describe = (v: Violation): string => `${v.kind} on ${v.key}: ${JSON.stringify(v)}`;
+
+/**
+ * Check one schedule's observations.
+ *
+ * @example
+ * const { bugs, hazards } = checkSchedule(input);
+ */
+export function checkSchedule(input: CheckInput): Verdict {
+  const bugs: Finding[] = [];
+  const hazards: Finding[] = [];
+  const { observed, wipes } = input;
+  const history: History = {
+    grants: observed.grants,
+    resource: input.resource,
+    wipes,
+    leftovers: [],
+    clockError: { main: 0 },
+  };
+  for (const violation of checkHistory(history).violations) {
+    const finding = { property: violation.kind, detail: describe(violation) };
+    (wipes.length > 0 ? hazards : bugs).push(finding);
+  }
+  for (const left of input.remaining) {
+    const value = left.value ?? "";
+    if (left.key.endsWith(":fence") || value.startsWith("done:")) continue;
+    bugs.push({ property: "quiescence", detail: `node ${left.node}: ${left.key} = ${value}` });
+  }
+  for (const problem of observed.problems) {
+    const finding = { property: problem.kind, detail: `${problem.detail} at ${problem.at}` };
+    // A release finds a wiped node's token gone: `expired` is then what happened there.
+    const wiped = problem.kind === "release-misreported" && wipes.length > 0;
+    (wiped ? hazards : bugs).push(finding);
+  }
+  for (const finding of onceRuns(observed)) (wipes.length > 0 ? hazards : bugs).push(finding);
+  if (input.faultFree) bugs.push(...liveness(input), ...fairness(input));
+  return { bugs, hazards, grants: observed.grants.length };
+}
+
+/** A job that ran again after a run that ended with its done marker recorded. */
+function onceRuns(observed: Observations): Finding[] {
+  const found: Finding[] = [];
+  const recordedEnd = new Map<string, number>();
+  for (const run of [...observed.jobs].sort((a, b) => a.at - b.at)) {
+    const end = recordedEnd.get(run.job);
+    if (end !== undefined && run.at > end) {
+      found.push({ property: "once", detail: `${run.job} ran again at ${run.at} (done ${end})` });
+    }
+    if (run.recorded === true && run.endedAt !== undefined) {
+      recordedEnd.set(run.job, Math.min(end ?? Infinity, run.endedAt));
+    }
+  }
+  return found;
+}
+
+const grantsOf = (observed: Observations, key: string): GrantRecord[] =>
+  observed.grants.filter((g) => g.key === key).sort((a, b) => a.granted - b.granted);
+
+/** 5a: a waiter gave up although the key was free for longer than the slack before it did. */
+function liveness(input: CheckInput): Finding[] {
+  const found: Finding[] = [];
+  for (const w of input.observed.waits) {
+    const end = w.end;
+    if (w.outcome !== "LockBusyError" || end === undefined) continue;
+    if (w.requested + input.livenessSlack >= end) continue; // it waited less than the slack
+    const busy = grantsOf(input.observed, w.key).some(
+      (g) => g.granted < end && intervalEnd(g) + input.livenessSlack > end,
+    );
+    if (!busy) {
+      found.push({
+        property: "liveness",
+        detail: `waiter of instance ${w.instance} on ${w.key} (${w.requested}–${w.end}) gave up with the key free for ${input.livenessSlack} ms`,
+      });
+    }
+  }
+  return found;
+}
+
+/** 5b: another instance's run of callers placed after a waiter overtook it beyond the bound. */
+function fairness(input: CheckInput): Finding[] {
+  const found: Finding[] = [];
+  const bound = HANDOVER_RUN_MAX + 1;
+  for (const w of input.observed.waits) {
+    if (w.end === undefined) continue;
+    const run = longestRun(input, w);
+    if (run.length > bound) {
+      found.push({
+        property: "fairness",
+        detail: `waiter of instance ${w.instance} on ${w.key} (${w.requested}–${w.end}) overtaken by ${run.length} consecutive later callers of instance ${run.instance} (bound ${bound})`,
+      });
+    }
+  }
+  return found;
+}
+
+function longestRun(input: CheckInput, w: WaitRecord): { length: number; instance: number } {
+  let best = { length: 0, instance: -1 };
+  let current = { length: 0, instance: -1 };
+  for (const g of grantsOf(input.observed, w.key)) {
+    if (g.granted <= w.requested || g.granted >= (w.end as number)) continue;
+    const owner = input.observed.owner.get(g.id) ?? -1;
+    const later = g.requested > w.requested + input.skew(g.requested);
+    if (owner === w.instance || !later) {
+      current = { length: 0, instance: -1 };
+      continue;
+    }
+    current =
+      owner === current.instance
+        ? { length: current.length + 1, instance: owner }
+        : {
+            length: 1,
+            instance: owner,
+          };
+    if (current.length > best.length) best = current;
+  }
+  return best;
+}

@@ -1,0 +1,48 @@
+/**
+ * The fixes of issue 11 §1, undone one at a time in the Lua the simulated nodes run: each mutant
+ * is the current script with the fix's lines replaced, so it stays in step with the real source.
+ * The simulation must find a bug in its named regression schedule with each mutant
+ * (`sim.test.ts`), which shows the schedules and properties would have caught the defect.
+ *
+ * @module
+ */
+
+import { EXTEND, FENCE_RAISE, HANDOVER, RELEASE, type Script } from "../../src/scripts";
+
+/** Lua sources to run instead of the real ones, by the SHA-1 the client sends. */
+export type ScriptOverrides = ReadonlyMap<string, string>;
+
+function mutate(script: Script<unknown>, from: string, to: string): [string, string] {
+  if (!script.lua.includes(from)) {
+    throw new Error(`mutant of ${script.name}: "${from}" is no longer in the source`);
+  }
+  return [script.sha1, script.lua.replace(from, to)];
+}
+
+/** Each defect of §1 as the script change that brings it back. */
+export const MUTANTS = {
+  /** a: EXTEND sets the requested TTL unconditionally (a failed shorter extend shortens nodes). */
+  "a-extend-shortens": new Map([
+    mutate(EXTEND, "if left >= 0 and left < tonumber(ARGV[2]) then", "if true then"),
+  ]),
+  /** b: a fence raise counts on every node that answered, whoever holds the key there. */
+  "b-raise-counts-everywhere": new Map([
+    mutate(FENCE_RAISE, "return {0, counter}", "return {1, counter}"),
+  ]),
+  /** c: a handover never serves the wait room first (local callers hand the key on forever). */
+  "c-handover-ignores-room": new Map([
+    mutate(HANDOVER, 'if room and ARGV[8] and ARGV[8] ~= "" then', "if false then"),
+    mutate(RELEASE, "local before = ARGV[4] and tonumber(ARGV[4])", "local before = nil"),
+  ]),
+  /** d (with the client's own inference undone too): a re-send misses its own reservation. */
+  "d-resend-unrecognised": new Map([
+    mutate(
+      RELEASE,
+      "if reservedBy(current, ARGV[1]) then\n  return 1",
+      "if false then\n  return 1",
+    ),
+  ]),
+} satisfies Record<string, ScriptOverrides>;
+
+/** Name of a mutant. */
+export type MutantName = keyof typeof MUTANTS;

@@ -1,0 +1,189 @@
+/**
+ * The in-memory keyspace of a simulated node: strings and sorted sets with millisecond expiry on
+ * a virtual clock, and exactly the commands edgelock's Lua scripts call, with Redis 7 semantics
+ * (a key with deadline `when` is gone once `now > when`; PTTL rounds like Redis's `when - now`).
+ * Replies use RESP's shapes: `null` for a nil bulk, `{ ok }` for a status, `{ err }` for an error.
+ *
+ * @module
+ */
+
+type Value =
+  | { readonly type: "string"; value: string }
+  | { readonly type: "zset"; readonly members: Map<string, number> };
+
+/** A command's reply, as Redis would send it to a script. */
+export type Reply = string | number | null | { ok: string } | { err: string } | Reply[];
+
+const WRONGTYPE = { err: "WRONGTYPE Operation against a key holding the wrong kind of value" };
+const SYNTAX = { err: "ERR syntax error" };
+
+const int = (text: string): number | undefined => {
+  const value = Number(text);
+  return /^-?\d+$/.test(text) && Number.isSafeInteger(value) ? value : undefined;
+};
+
+/** Redis's text for a double (integers without a fraction). */
+export const formatScore = (score: number): string =>
+  Number.isInteger(score) ? String(score) : String(Number(score.toPrecision(17)));
+
+/**
+ * @example
+ * const space = new Keyspace();
+ * space.command(now, ["SET", "k", "v", "PX", "100"]); // { ok: "OK" }
+ */
+export class Keyspace {
+  readonly #data = new Map<string, Value>();
+  readonly #expires = new Map<string, number>();
+
+  /** Drop everything (an empty restart). */
+  clear(): void {
+    this.#data.clear();
+    this.#expires.clear();
+  }
+
+  /** The live value of `key` at `now` (expired keys are deleted on access, as Redis does). */
+  lookup(key: string, now: number): Value | undefined {
+    const when = this.#expires.get(key);
+    if (when !== undefined && now > when) {
+      this.#data.delete(key);
+      this.#expires.delete(key);
+      return undefined;
+    }
+    return this.#data.get(key);
+  }
+
+  /** Remaining ms (-2 absent, -1 no expiry). */
+  pttl(key: string, now: number): number {
+    if (this.lookup(key, now) === undefined) return -2;
+    const when = this.#expires.get(key);
+    return when === undefined ? -1 : when - now;
+  }
+
+  /** Live keys at `now`, sorted. */
+  keys(now: number): string[] {
+    return [...this.#data.keys()].filter((k) => this.lookup(k, now) !== undefined).sort();
+  }
+
+  #delete(key: string): void {
+    this.#data.delete(key);
+    this.#expires.delete(key);
+  }
+
+  #zset(key: string, now: number): Map<string, number> | undefined | typeof WRONGTYPE {
+    const value = this.lookup(key, now);
+    if (value === undefined) return undefined;
+    return value.type === "zset" ? value.members : WRONGTYPE;
+  }
+
+  /** Members of a sorted set in Redis order (score, then member). */
+  sorted(key: string, now: number): Array<[string, number]> {
+    const members = this.#zset(key, now);
+    if (members === undefined || !(members instanceof Map)) return [];
+    return [...members].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+
+  /** Run one command at `now`. */
+  command(now: number, argv: readonly string[]): Reply {
+    const [name = "", key = "", ...rest] = argv;
+    switch (name.toUpperCase()) {
+      case "GET": {
+        const value = this.lookup(key, now);
+        if (value === undefined) return null;
+        return value.type === "string" ? value.value : WRONGTYPE;
+      }
+      case "SET":
+        return this.#set(now, key, rest);
+      case "DEL":
+      case "EXISTS": {
+        const found = [key, ...rest].filter((k) => this.lookup(k, now) !== undefined);
+        if (name.toUpperCase() === "DEL") for (const k of found) this.#delete(k);
+        return found.length;
+      }
+      case "PEXPIRE": {
+        const ms = int(rest[0] ?? "");
+        if (ms === undefined) return { err: "ERR value is not an integer or out of range" };
+        if (this.lookup(key, now) === undefined) return 0;
+        if (ms <= 0) this.#delete(key);
+        else this.#expires.set(key, now + ms);
+        return 1;
+      }
+      case "PTTL":
+        return this.pttl(key, now);
+      case "INCR": {
+        const value = this.lookup(key, now);
+        if (value !== undefined && value.type !== "string") return WRONGTYPE;
+        const current = value === undefined ? 0 : int(value.value);
+        if (current === undefined) return { err: "ERR value is not an integer or out of range" };
+        const next = current + 1;
+        if (value === undefined) this.#data.set(key, { type: "string", value: String(next) });
+        else value.value = String(next);
+        return next;
+      }
+      case "TYPE":
+        return { ok: this.lookup(key, now)?.type ?? "none" };
+      default:
+        return this.#zcommand(now, name.toUpperCase(), key, rest);
+    }
+  }
+
+  #set(now: number, key: string, rest: readonly string[]): Reply {
+    let px: number | undefined;
+    if (rest.length === 3 && rest[1]?.toUpperCase() === "PX") {
+      px = int(rest[2] ?? "");
+      if (px === undefined || px <= 0) return { err: "ERR invalid expire time in 'set' command" };
+    } else if (rest.length !== 1) {
+      return SYNTAX;
+    }
+    this.#data.set(key, { type: "string", value: rest[0] as string });
+    if (px === undefined) this.#expires.delete(key);
+    else this.#expires.set(key, now + px);
+    return { ok: "OK" };
+  }
+
+  #zcommand(now: number, name: string, key: string, rest: readonly string[]): Reply {
+    const members = this.#zset(key, now);
+    if (members !== undefined && !(members instanceof Map)) return members;
+    switch (name) {
+      case "ZADD": {
+        if (rest.length !== 2) return SYNTAX;
+        const score = Number(rest[0]);
+        if (Number.isNaN(score)) return { err: "ERR value is not a valid float" };
+        const set = members ?? new Map<string, number>();
+        if (members === undefined) this.#data.set(key, { type: "zset", members: set });
+        const added = set.has(rest[1] as string) ? 0 : 1;
+        set.set(rest[1] as string, score);
+        return added;
+      }
+      case "ZREM": {
+        if (members === undefined) return 0;
+        const removed = rest.filter((m) => members.delete(m)).length;
+        if (members.size === 0) this.#delete(key);
+        return removed;
+      }
+      case "ZCARD":
+        return members?.size ?? 0;
+      case "ZPOPMIN": {
+        const [first] = this.sorted(key, now);
+        if (first === undefined || members === undefined) return [];
+        members.delete(first[0]);
+        if (members.size === 0) this.#delete(key);
+        return [first[0], formatScore(first[1])];
+      }
+      case "ZRANGE": {
+        const start = int(rest[0] ?? "");
+        const stop = int(rest[1] ?? "");
+        const withScores = rest[2]?.toUpperCase() === "WITHSCORES";
+        if (start === undefined || stop === undefined || rest.length > (withScores ? 3 : 2)) {
+          return SYNTAX;
+        }
+        const all = this.sorted(key, now);
+        const from = start < 0 ? Math.max(0, all.length + start) : start;
+        const to = stop < 0 ? all.length + stop : Math.min(stop, all.length - 1);
+        const picked = all.slice(from, to + 1);
+        return picked.flatMap(([m, s]) => (withScores ? [m, formatScore(s)] : [m]));
+      }
+      default:
+        return { err: `ERR unknown command '${name}' (not simulated)` };
+    }
+  }
+}

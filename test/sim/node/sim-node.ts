@@ -1,0 +1,120 @@
+/**
+ * A simulated Redis node: the keyspace, the script cache (EVALSHA answers NOSCRIPT for a script it
+ * has not seen since its last restart) and PUBLISH, on the virtual clock. Scripts run atomically
+ * with time frozen at their start, as in Redis. `test/sim/node/parity.test.ts` runs the same
+ * script cases here and on a real redis-server.
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import { Keyspace, type Reply } from "./keyspace";
+import { LuaBridge, type ScriptResult } from "./lua-bridge";
+
+export type { ScriptResult } from "./lua-bridge";
+
+/** Options of {@link SimNode}. */
+export interface SimNodeOptions {
+  /** The node's clock (virtual epoch ms). */
+  readonly now: () => number;
+  /** Called for each PUBLISH a script makes. */
+  onPublish?: ((channel: string, message: string) => void) | undefined;
+}
+
+const NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL.";
+const sha1 = (text: string) => createHash("sha1").update(text).digest("hex");
+
+/**
+ * @example
+ * const node = new SimNode({ now: () => scheduler.now });
+ * node.eval(ACQUIRE.lua, keys, [token, "1000", "0"]); // { ok: true, value: [1, 0] }
+ */
+export class SimNode {
+  onPublish: ((channel: string, message: string) => void) | undefined;
+  readonly #now: () => number;
+  readonly #space = new Keyspace();
+  readonly #bridge = new LuaBridge();
+  /** Script sources loaded since the last restart, by SHA-1. */
+  readonly #scripts = new Map<string, string>();
+  /** SHA-1 of each source seen (hashing once per source, not per call). */
+  readonly #shas = new Map<string, string>();
+
+  constructor(options: SimNodeOptions) {
+    this.#now = options.now;
+    this.onPublish = options.onPublish;
+  }
+
+  evalsha(sha: string, keys: readonly string[], args: readonly string[]): ScriptResult {
+    const source = this.#scripts.get(sha);
+    if (source === undefined) return { ok: false, error: NOSCRIPT };
+    return this.#run(source, keys, args);
+  }
+
+  /** EVAL; `as`: cache it under this SHA-1 instead of its own (a mutant standing in for a script). */
+  eval(
+    source: string,
+    keys: readonly string[],
+    args: readonly string[],
+    as?: string,
+  ): ScriptResult {
+    let sha = as ?? this.#shas.get(source);
+    if (sha === undefined) {
+      sha = sha1(source);
+      this.#shas.set(source, sha);
+    }
+    this.#scripts.set(sha, source);
+    return this.#run(source, keys, args);
+  }
+
+  /** Whether EVALSHA `sha` would find its script (loaded since the last restart). */
+  knows(sha: string): boolean {
+    return this.#scripts.has(sha);
+  }
+
+  /** Restart: the script cache is emptied; the data too unless `keepData`. */
+  restart(keepData: boolean): void {
+    this.#scripts.clear();
+    if (!keepData) this.#space.clear();
+  }
+
+  keys(): string[] {
+    return this.#space.keys(this.#now());
+  }
+
+  get(key: string): string | null {
+    const value = this.#space.lookup(key, this.#now());
+    return value?.type === "string" ? value.value : null;
+  }
+
+  type(key: string): "string" | "zset" | "none" {
+    return this.#space.lookup(key, this.#now())?.type ?? "none";
+  }
+
+  pttl(key: string): number {
+    return this.#space.pttl(key, this.#now());
+  }
+
+  zrange(key: string): Array<[string, number]> {
+    return this.#space.sorted(key, this.#now());
+  }
+
+  /** Direct write for test setup (SET key value [PX ms]). */
+  set(key: string, value: string, pxMs?: number): void {
+    const argv = pxMs === undefined ? ["SET", key, value] : ["SET", key, value, "PX", String(pxMs)];
+    this.#space.command(this.#now(), argv);
+  }
+
+  #run(source: string, keys: readonly string[], args: readonly string[]): ScriptResult {
+    const now = this.#now(); // frozen for the whole script
+    return this.#bridge.run(source, keys, args, (argv) => this.#command(now, argv));
+  }
+
+  #command(now: number, argv: string[]): Reply {
+    if (argv[0]?.toUpperCase() === "PUBLISH") {
+      if (argv.length !== 3) return { err: "ERR wrong number of arguments for 'publish'" };
+      this.onPublish?.(argv[1] as string, argv[2] as string);
+      return 0;
+    }
+    return this.#space.command(now, argv);
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The defects of issue 11 §1 as named, replayable schedules. Each passes with the fixes; with the
+ * fix undone in the nodes' Lua (`mutant`, see `mutants.ts`) the simulation finds the bug named in
+ * `finds`. Found by searching fate seeds for the defect's interleaving (`npm run sim -- --mutant`).
+ *
+ * @module
+ */
+
+import type { MutantName } from "./mutants";
+import type { CallerSpec, OpSpec, ScheduleSpec } from "./workload/spec";
+
+/** A named regression schedule. */
+export interface Regression {
+  readonly spec: ScheduleSpec;
+  /** The mutant that brings the defect back, and the property the simulation then breaks. */
+  readonly mutant?: MutantName | undefined;
+  readonly finds?: string | undefined;
+}
+
+const acquire = (lease: number, wait: number, hold: number, extra: Partial<OpSpec> = {}): OpSpec =>
+  ({
+    kind: "acquire",
+    key: 0,
+    wait,
+    lease,
+    hold,
+    autoExtend: false,
+    end: "release",
+    ...extra,
+  }) as OpSpec;
+
+const caller = (start: number, ...ops: OpSpec[]): CallerSpec => ({ start, ops });
+
+/** Three callers of one instance that keep re-acquiring with short holds. */
+const busyLocal = (start: number): CallerSpec =>
+  caller(start, ...Array.from({ length: 6 }, () => acquire(1_000, 4_000, 20)));
+
+export const REGRESSIONS = {
+  /**
+   * a: the holder's `extend(200)` on a 1.5 s lease times out on a majority but runs there late;
+   * undone, EXTEND shortens those nodes to 200 ms while the holder keeps its validity, and the
+   * waiter of the other instance gets the key ~450 ms before it ends (overlap).
+   */
+  "a-failed-extend": {
+    spec: {
+      seed: 3,
+      nodes: 3,
+      weather: "harsh",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        { wake: false, rate: 1, callers: [caller(0, acquire(1_500, 0, 1_400, { extend: 200 }))] },
+        { wake: false, rate: 1, callers: [caller(100, acquire(500, 2_000, 50))] },
+      ],
+    },
+    mutant: "a-extend-shortens",
+    finds: "overlap",
+  },
+  /**
+   * b: counters 10/1/1; Y's look is granted on C, errs on A and is delayed to B; X is granted on
+   * A (11) and B (2), and its raise fails on B. Undone, the raise counts C (Y's) and X gets fence
+   * 11; Y's delayed request then lands on B and Y holds B and C with fence 3 (fence order).
+   */
+  "b-fence-raise": {
+    spec: {
+      seed: 658,
+      nodes: 3,
+      weather: "harsh",
+      restarts: "none",
+      fencing: true,
+      keys: 1,
+      counters: [10, 1, 1, 0, 0],
+      instances: [
+        { wake: false, rate: 1, callers: [caller(0, acquire(900, 0, 60))] },
+        {
+          wake: false,
+          rate: 1,
+          callers: [caller(3, acquire(900, 0, 0)), caller(60, acquire(900, 0, 0))],
+        },
+      ],
+    },
+    mutant: "b-raise-counts-everywhere",
+    finds: "fence-order",
+  },
+  /**
+   * c: three callers of one instance keep re-acquiring (20 ms holds) while one caller of another
+   * instance waits. Undone, every release hands the key on locally and the other instance's
+   * caller is served after all 15 later local calls (fairness).
+   */
+  "c-handover-starvation": {
+    spec: {
+      seed: 7,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        { wake: false, rate: 1, callers: [busyLocal(0), busyLocal(1), busyLocal(2)] },
+        { wake: false, rate: 1.004, callers: [caller(30, acquire(1_000, 4_000, 20))] },
+      ],
+    },
+    mutant: "c-handover-ignores-room",
+    finds: "fairness",
+  },
+  /**
+   * d: a release that wakes the waiter of another instance loses its reply after it ran and is
+   * re-sent. Both halves of the fix must be undone to see `expired` (the re-send's reply, and the
+   * client's inference from a release sent while valid): the client half cannot be a Lua mutant,
+   * so this schedule checks the fixed behaviour only (see docs/SAFETY.md §7).
+   */
+  "d-resent-release": {
+    spec: {
+      seed: 26,
+      nodes: 1,
+      weather: "harsh",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        { wake: true, rate: 1, callers: [caller(0, acquire(900, 0, 200))] },
+        { wake: true, rate: 1, callers: [caller(20, acquire(900, 3_000, 10))] },
+      ],
+    },
+  },
+} satisfies Record<string, Regression>;

@@ -1,0 +1,185 @@
+/**
+ * Run one simulated schedule: build the nodes, the network and one client realm per `Locks`
+ * instance from the spec, start the callers, run virtual time until everything settled, wait out
+ * every TTL, then check the observations (`check/properties.ts`). Deterministic: the same spec
+ * (and overrides) always gives the same trace and verdict.
+ *
+ * @module
+ */
+
+import type { Locks } from "../../src/index";
+import { checkSchedule, type Finding, type Verdict } from "./check/properties";
+import type { ScriptOverrides } from "./mutants";
+import { WEATHERS } from "./runtime/fates";
+import { SimNetwork } from "./runtime/network";
+import { Random } from "./runtime/random";
+import { createClient, releaseClients, type SimClient } from "./runtime/realm";
+import { EPOCH, Scheduler } from "./runtime/scheduler";
+import { type Observations, runCaller } from "./workload/actor";
+import type { ScheduleSpec } from "./workload/spec";
+import { SimStore } from "./workload/store";
+
+/** What one schedule came to. */
+export interface RunResult {
+  readonly verdict: Verdict;
+  /** Simulated events (timer firings, request arrivals and replies). */
+  readonly events: number;
+  /** Virtual ms from the first caller's start to quiescence. */
+  readonly virtualMs: number;
+  /** With `trace`: one line per grant, wipe and finding, in order (for replay checks). */
+  readonly trace?: readonly string[];
+}
+
+/** Options of {@link runSchedule}. */
+export interface RunOptions {
+  readonly overrides?: ScriptOverrides | undefined;
+  readonly trace?: boolean | undefined;
+}
+
+const RETRY_DELAY = 20;
+const RETRY_DELAY_MAX = 200;
+/** Virtual time after the last caller ended, to let every TTL and room expire. */
+const SETTLE_MS = 12_000;
+const LIMITS = { virtualMs: 600_000, events: 400_000 };
+
+/**
+ * @example
+ * const { verdict } = await runSchedule(spec);
+ * expect(verdict.bugs).toEqual([]);
+ */
+export async function runSchedule(
+  spec: ScheduleSpec,
+  options: RunOptions = {},
+): Promise<RunResult> {
+  const scheduler = new Scheduler();
+  const random = new Random(spec.seed);
+  const weather = WEATHERS[spec.weather];
+  const net = new SimNetwork(
+    scheduler,
+    random.split("net"),
+    spec.nodes,
+    weather,
+    options.overrides,
+  );
+  const clock = { now: () => scheduler.now, sleep: (ms: number) => scheduler.sleep(ms) };
+  const store = new SimStore(clock, 1);
+  const observed: Observations = {
+    grants: [],
+    owner: new Map(),
+    waits: [],
+    jobs: [],
+    problems: [],
+  };
+  const clients: SimClient[] = [];
+  net.hosts.forEach((host, n) => {
+    const counter = spec.counters?.[n];
+    if (counter === undefined || counter === 0) return;
+    for (let k = 0; k < spec.keys; k++) host.node.set(`sim:k${k}:fence`, String(counter));
+  });
+  let running = 0;
+  try {
+    spec.instances.forEach((instance, i) => {
+      const client = createClient(scheduler, {
+        rate: instance.rate,
+        offsetMs: random.split(`offset:${i}`).int(-20, 20),
+        random: random.split(`client:${i}`),
+      });
+      clients.push(client);
+      const locks: Locks = client.lib.createLocks({
+        nodes: Array.from({ length: spec.nodes }, (_, n) => net.link(i, n)),
+        prefix: "sim:",
+        fencing: spec.fencing,
+        wake: instance.wake,
+        retryDelay: RETRY_DELAY,
+        retryDelayMax: RETRY_DELAY_MAX,
+      });
+      instance.callers.forEach((caller, c) => {
+        running++;
+        scheduler.after(caller.start, () => {
+          const ctx = {
+            clock,
+            store,
+            lib: client.lib,
+            locks,
+            instance: i,
+            caller: c,
+            toGlobal: client.toGlobal,
+            observed,
+            keyName: (key: number) => `k${key}`,
+          };
+          void runCaller(ctx, caller.ops).finally(() => running--);
+        });
+      });
+    });
+    scheduleNodeEvents(spec, scheduler, net, random.split("nodes"));
+    const start = scheduler.now;
+    const settled = await scheduler.run({
+      until: start + LIMITS.virtualMs,
+      maxEvents: LIMITS.events,
+    });
+    const virtualMs = scheduler.now - start;
+    const stuck: Finding[] = [];
+    if (!settled || running > 0) {
+      const detail = `${running} callers still running after ${virtualMs} virtual ms, ${scheduler.events} events`;
+      stuck.push({ property: "termination", detail });
+    }
+    // Wait out every lease, reservation and room, then look at what the nodes still hold.
+    scheduler.now += SETTLE_MS;
+    const remaining = net.hosts.flatMap((host, node) =>
+      host.node.keys().map((key) => ({ node, key, value: host.node.get(key) })),
+    );
+    const verdict = checkSchedule({
+      observed,
+      resource: store.state(),
+      wipes: net.wipes,
+      remaining,
+      faultFree: spec.weather === "calm" && spec.restarts === "none",
+      livenessSlack: 2 * RETRY_DELAY_MAX + 1_500,
+      skew: (at) => 40 + 0.02 * (at - EPOCH),
+    });
+    const result = { ...verdict, bugs: [...stuck, ...verdict.bugs] };
+    const trace = options.trace ? traceOf(observed, net, result) : undefined;
+    return { verdict: result, events: scheduler.events, virtualMs, ...(trace ? { trace } : {}) };
+  } finally {
+    for (const client of clients) client.kill();
+    releaseClients();
+  }
+}
+
+/** Pauses and restarts of a minority of nodes, at seeded times within the first seconds. */
+function scheduleNodeEvents(
+  spec: ScheduleSpec,
+  scheduler: Scheduler,
+  net: SimNetwork,
+  random: Random,
+): void {
+  if (spec.restarts === "none") return;
+  const minority = Math.floor((spec.nodes - 1) / 2);
+  const count = random.int(1, 3);
+  for (let e = 0; e < count; e++) {
+    // A single node may be restarted too (then its callers see the hazard or unavailability).
+    const index = minority === 0 ? 0 : random.int(0, spec.nodes - 1);
+    const at = random.int(0, 3_000);
+    const long = random.int(50, 2_400);
+    if (spec.restarts === "pauses") {
+      scheduler.after(at, () => net.pause(index));
+      scheduler.after(at + long, () => net.resume(index));
+    } else {
+      // Down at once or for longer than a lease; restarted with its data, or empty.
+      const down = random.chance(0.5) ? 0 : long;
+      scheduler.after(at, () => net.restart(index, spec.restarts === "keep", down));
+    }
+  }
+}
+
+function traceOf(observed: Observations, net: SimNetwork, verdict: Verdict): string[] {
+  return [
+    ...observed.grants.map(
+      (g) =>
+        `${g.granted} grant ${g.id} ${g.key} fence=${g.fence} valid=${Math.round(g.validEnd)} extended=${g.extended}/${g.extendFailed} release=${g.releaseStatus}`,
+    ),
+    ...net.wipes.map((w) => `${w.at} wipe node ${w.node}`),
+    ...observed.jobs.map((j) => `${j.at} job ${j.job}`),
+    ...verdict.bugs.map((b) => `bug ${b.property}: ${b.detail}`),
+  ];
+}

@@ -1,0 +1,213 @@
+/**
+ * Simulated client processes: the library's real code (src/index.ts, bundled once with esbuild)
+ * evaluated in a `vm` context per client, whose timers, `performance.now()`, `Date.now()` and
+ * `crypto.getRandomValues` are the client's own: its clock runs at `rate` × virtual time from an
+ * epoch `offset`, its timers fire on the scheduler, its random bytes come from its seed. Each
+ * `Locks` instance thus sees the skewed, drifting clock of a process of its own.
+ *
+ * Contexts are pooled: a new client re-evaluates the bundle (fresh module state) in a context
+ * whose bindings now point at the new client. Errors thrown in a realm are that realm's classes:
+ * compare `name`, never `instanceof`.
+ *
+ * @module
+ */
+
+import { createContext, Script } from "node:vm";
+import { buildSync } from "esbuild";
+import type * as Edgelock from "../../../src/index";
+import type { Random } from "./random";
+import type { Scheduled, Scheduler } from "./scheduler";
+
+/** The library as a client sees it. */
+export type Lib = typeof Edgelock;
+
+/** One simulated client process. */
+export interface SimClient {
+  readonly lib: Lib;
+  /** The client's `performance.now()`. */
+  now(): number;
+  /** The client's `Date.now()`. */
+  epoch(): number;
+  /** Global virtual time of the client's `Date.now()` reading `epochMs`. */
+  toGlobal(epochMs: number): number;
+  /** Stop all its timers (the process died); pending work never resumes. */
+  kill(): void;
+}
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** Clock rate relative to virtual time (within the drift factor). */
+  readonly rate: number;
+  /** Offset of its `Date.now()` from virtual epoch time, ms. */
+  readonly offsetMs: number;
+  /** Its random bytes (tokens, jitter). */
+  readonly random: Random;
+}
+
+interface Binding {
+  scheduler: Scheduler;
+  options: ClientOptions;
+  started: number;
+  timers: Set<Scheduled>;
+  dead: boolean;
+}
+
+interface Slot {
+  readonly binding: { current: Binding | undefined };
+  readonly factory: (
+    module: { exports: unknown },
+    exports: unknown,
+    require: (id: string) => unknown,
+  ) => void;
+  busy: boolean;
+}
+
+let compiled: Script | undefined;
+const pool: Slot[] = [];
+
+function bundle(): Script {
+  if (compiled !== undefined) return compiled;
+  const result = buildSync({
+    entryPoints: [new URL("../../../src/index.ts", import.meta.url).pathname],
+    bundle: true,
+    write: false,
+    format: "cjs",
+    platform: "neutral",
+    target: "es2022",
+    external: ["@upstash/redis", "@upstash/redis/*"],
+    logLevel: "silent",
+  });
+  const code = result.outputFiles[0]?.text ?? "";
+  compiled = new Script(`(function (module, exports, require) {\n${code}\n})`, {
+    filename: "edgelock-sim-bundle.js",
+  });
+  return compiled;
+}
+
+/** `@upstash/redis` inside the realm: the simulation passes `RedisLike` nodes, never credentials. */
+const stubRequire = (id: string): unknown => {
+  if (id.startsWith("@upstash/redis")) {
+    return {
+      Redis: class {
+        constructor() {
+          throw new Error("the simulation has no REST nodes");
+        }
+      },
+    };
+  }
+  throw new Error(`the simulation bundle cannot require ${id}`);
+};
+
+function newSlot(): Slot {
+  const binding: { current: Binding | undefined } = { current: undefined };
+  const current = (): Binding => {
+    if (binding.current === undefined) throw new Error("a pooled realm ran without a client");
+    return binding.current;
+  };
+  const elapsed = (b: Binding) => (b.scheduler.now - b.started) * b.options.rate;
+  const setTimer = (fn: (...args: unknown[]) => void, ms: unknown, args: unknown[]) => {
+    const b = current();
+    // As in Node: a delay below 1 ms (or not a number) is 1 ms.
+    const delay = Math.max(1, Number(ms) || 0) / b.options.rate;
+    let handle: Scheduled | undefined;
+    const timer = {
+      unref: () => timer,
+      ref: () => timer,
+      hasRef: () => true,
+      cancel: () => {
+        handle?.cancel();
+        if (handle !== undefined) b.timers.delete(handle);
+      },
+    };
+    if (b.dead) return timer;
+    handle = b.scheduler.after(delay, () => {
+      b.timers.delete(handle as Scheduled);
+      if (!b.dead) fn(...args);
+    });
+    b.timers.add(handle);
+    return timer;
+  };
+  const sandbox = {
+    setTimeout: (fn: (...args: unknown[]) => void, ms?: unknown, ...args: unknown[]) =>
+      setTimer(fn, ms, args),
+    clearTimeout: (timer: { cancel?: () => void } | undefined) => timer?.cancel?.(),
+    queueMicrotask,
+    performance: { now: () => elapsed(current()) },
+    crypto: {
+      getRandomValues<T extends ArrayBufferView>(array: T): T {
+        const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+        const random = current().options.random;
+        for (let i = 0; i < bytes.length; i++) bytes[i] = random.uint32() & 0xff;
+        return array;
+      },
+    },
+    __epoch: () => {
+      const b = current();
+      return Math.floor(b.started + b.options.offsetMs + elapsed(b));
+    },
+    AbortController,
+    AbortSignal,
+    Event,
+    EventTarget,
+    DOMException,
+    TextEncoder,
+    TextDecoder,
+    URL,
+    console,
+    structuredClone,
+  };
+  const context = createContext(sandbox);
+  new Script("Date.now = () => __epoch();").runInContext(context);
+  const factory = bundle().runInContext(context) as Slot["factory"];
+  return { binding, factory, busy: false };
+}
+
+/**
+ * A client process with its own clock and randomness, running a fresh copy of the library.
+ *
+ * @example
+ * const client = createClient(scheduler, { rate: 1.004, offsetMs: 3, random: rng.split("c0") });
+ * const locks = client.lib.createLocks({ nodes });
+ */
+export function createClient(scheduler: Scheduler, options: ClientOptions): SimClient {
+  let slot = pool.find((s) => !s.busy);
+  if (slot === undefined) {
+    slot = newSlot();
+    pool.push(slot);
+  }
+  slot.busy = true;
+  const binding: Binding = {
+    scheduler,
+    options,
+    started: scheduler.now,
+    timers: new Set(),
+    dead: false,
+  };
+  slot.binding.current = binding;
+  const module = { exports: {} as unknown };
+  slot.factory(module, module.exports, stubRequire);
+  const lib = module.exports as Lib;
+  return {
+    lib,
+    now: () => (scheduler.now - binding.started) * options.rate,
+    epoch: () =>
+      Math.floor(
+        binding.started + options.offsetMs + (scheduler.now - binding.started) * options.rate,
+      ),
+    toGlobal: (epochMs) =>
+      binding.started + (epochMs - binding.started - options.offsetMs) / options.rate,
+    kill: () => {
+      binding.dead = true;
+      for (const timer of binding.timers) timer.cancel();
+      binding.timers.clear();
+    },
+  };
+}
+
+/** Return every pooled realm (call between schedules, after the run stopped). */
+export function releaseClients(): void {
+  for (const slot of pool) {
+    slot.busy = false;
+    slot.binding.current = undefined;
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The deterministic simulation in `npm test` (issue 11 §2): named regression schedules, one per
+ * defect of §1, pass with the fixes and fail with each fix undone in the nodes' Lua (mutants);
+ * a campaign of random schedules finds no bug; the same schedule replays to the same trace.
+ * Long campaigns: `npm run sim -- --schedules N [--seed S]`.
+ */
+import { describe, expect, it } from "vitest";
+import { formatCampaign, formatFailure, runCampaign } from "./campaign";
+import { MUTANTS } from "./mutants";
+import { REGRESSIONS, type Regression } from "./regressions";
+import { runSchedule } from "./run";
+
+/** Schedules per `npm test`; SIM_SCHEDULES / SIM_SEED override (CI uses the defaults). */
+const SCHEDULES = Number(process.env.SIM_SCHEDULES ?? 2_000);
+const SEED = Number(process.env.SIM_SEED ?? 20_261_124);
+
+describe("deterministic simulation", () => {
+  for (const [name, regression] of Object.entries(REGRESSIONS) as [string, Regression][]) {
+    it(`regression ${name}: no bug with the fix`, async () => {
+      const { verdict } = await runSchedule(regression.spec);
+      expect(verdict.bugs).toEqual([]);
+      expect(verdict.grants).toBeGreaterThan(0);
+    });
+    const { mutant, finds } = regression;
+    if (mutant === undefined) continue;
+    it(`regression ${name}: the simulation finds "${finds}" with the fix undone (${mutant})`, async () => {
+      const { verdict } = await runSchedule(regression.spec, { overrides: MUTANTS[mutant] });
+      expect(verdict.bugs.map((b) => b.property)).toContain(finds);
+    });
+  }
+
+  it("replays a schedule exactly (same seed, same trace)", async () => {
+    const { spec } = REGRESSIONS["c-handover-starvation"];
+    const first = await runSchedule(spec, { trace: true });
+    const second = await runSchedule(spec, { trace: true });
+    expect(first.trace?.length).toBeGreaterThan(10);
+    expect(second.trace).toEqual(first.trace);
+    expect(second.events).toBe(first.events);
+  });
+
+  it(`${SCHEDULES} random schedules: no bug`, { timeout: 240_000 }, async () => {
+    const report = await runCampaign({ schedules: SCHEDULES, seed: SEED });
+    console.log(formatCampaign(report));
+    if (report.failure !== undefined) throw new Error(formatFailure(report.failure));
+    expect(report.schedules).toBe(SCHEDULES);
+    expect(report.grants).toBeGreaterThan(SCHEDULES);
+  });
+});

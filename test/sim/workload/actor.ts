@@ -1,0 +1,269 @@
+/**
+ * One simulated caller: runs its operations against its instance's `Locks` (the library's real
+ * code, loaded in that instance's realm) and records what happened in the history format of the
+ * safety checker (`test/safety/harness/history.ts`), on the global virtual clock.
+ *
+ * Errors thrown by the library come from another realm: they are told apart by `name`, never by
+ * `instanceof`.
+ *
+ * @module
+ */
+
+import type * as Edgelock from "../../../src/index";
+import type { GrantRecord } from "../../safety/harness/history";
+import type { OpSpec } from "./spec";
+import type { Clock, SimStore } from "./store";
+
+type Lib = typeof Edgelock;
+type Lock = Edgelock.Lock;
+
+/** An acquisition that waited (wait > 0), granted or not: what the liveness checks read. */
+export interface WaitRecord {
+  readonly instance: number;
+  readonly key: string;
+  readonly requested: number;
+  readonly wait: number;
+  /** Granted, or given up (the error's name), at `end`. */
+  outcome?: string;
+  end?: number;
+  /** The grant's id when granted. */
+  grant?: string | undefined;
+}
+
+/** Something the library did that it must never do, whatever the faults. */
+export interface Problem {
+  readonly kind: "unexpected-error" | "release-misreported" | "abort-ignored";
+  readonly detail: string;
+  readonly at: number;
+}
+
+/** A run of a `once()` job. */
+export interface JobRun {
+  readonly job: string;
+  readonly at: number;
+  /** The result's `recorded` and when `once()` returned, when known. */
+  recorded?: boolean;
+  endedAt?: number;
+}
+
+/** Everything the actors of one schedule record. */
+export interface Observations {
+  readonly grants: GrantRecord[];
+  /** Instance of each grant, by id. */
+  readonly owner: Map<string, number>;
+  readonly waits: WaitRecord[];
+  readonly jobs: JobRun[];
+  readonly problems: Problem[];
+}
+
+/** What an actor needs from its instance. */
+export interface ActorContext {
+  readonly clock: Clock;
+  readonly store: SimStore;
+  readonly lib: Lib;
+  readonly locks: Edgelock.Locks;
+  readonly instance: number;
+  readonly caller: number;
+  /** Converts the instance's `Date.now()` time (a handle's `validUntil`) to global time. */
+  readonly toGlobal: (epochMs: number) => number;
+  readonly observed: Observations;
+  /** Full key names (the same for every instance). */
+  readonly keyName: (key: number) => string;
+}
+
+/** Errors a caller may get from the library under faults; anything else is a bug. */
+const EXPECTED = new Set([
+  "LockBusyError",
+  "QuorumError",
+  "LockLostError",
+  "BudgetExhaustedError",
+  "SimAbort",
+]);
+
+/** Run one caller's operations in order. Never throws: problems are recorded. */
+export async function runCaller(ctx: ActorContext, ops: readonly OpSpec[]): Promise<void> {
+  for (const op of ops) {
+    try {
+      await runOp(ctx, op);
+    } catch (error) {
+      const name = (error as Error | undefined)?.name ?? String(error);
+      if (!EXPECTED.has(name)) {
+        const detail = `${op.kind}: ${name}: ${(error as Error | undefined)?.message}`;
+        ctx.observed.problems.push({ kind: "unexpected-error", detail, at: ctx.clock.now() });
+      }
+    }
+  }
+}
+
+async function runOp(ctx: ActorContext, op: OpSpec): Promise<void> {
+  const { clock, locks, lib } = ctx;
+  switch (op.kind) {
+    case "pause":
+      return clock.sleep(op.ms);
+    case "once": {
+      const job = `job${op.job}`;
+      let run: JobRun | undefined;
+      const result = await lib.once(locks, job, async () => {
+        run = { job, at: clock.now() };
+        ctx.observed.jobs.push(run);
+        await clock.sleep(op.hold);
+      });
+      if (run !== undefined && result.status === "ran") {
+        run.recorded = result.recorded;
+        run.endedAt = clock.now();
+      }
+      return;
+    }
+    case "using": {
+      const key = ctx.keyName(op.key);
+      const wait = waitRecord(ctx, key, op.wait);
+      const work = async (lock: Lock) => {
+        const record = grantRecord(ctx, key, wait, lock);
+        await section(ctx, record, lock, op.hold, undefined);
+        record.releaseStart = clock.now();
+      };
+      await locks.using(key, work, { wait: op.wait }).catch((e: unknown) => ended(ctx, wait, e));
+      return;
+    }
+    case "acquire":
+      return acquireOp(ctx, op);
+  }
+}
+
+async function acquireOp(ctx: ActorContext, op: OpSpec & { kind: "acquire" }): Promise<void> {
+  const { clock, locks } = ctx;
+  const key = ctx.keyName(op.key);
+  const wait = waitRecord(ctx, key, op.wait);
+  const controller = op.abortAfter === undefined ? undefined : new AbortController();
+  if (controller !== undefined) {
+    void clock.sleep(op.abortAfter ?? 0).then(() => {
+      const reason = new Error("aborted by the schedule");
+      reason.name = "SimAbort";
+      controller.abort(reason);
+    });
+  }
+  // A crashed holder must not keep extending itself: it is gone.
+  const autoExtend = op.autoExtend && op.end === "release";
+  let lock: Lock;
+  try {
+    lock = await locks.acquire(key, {
+      wait: op.wait,
+      lease: op.lease,
+      autoExtend,
+      ...(controller === undefined ? {} : { signal: controller.signal }),
+    });
+  } catch (error) {
+    ended(ctx, wait, error);
+    return;
+  }
+  if (controller?.signal.aborted === true) {
+    // Granted although the caller had aborted before the grant: the call should have rejected.
+    ctx.observed.problems.push({ kind: "abort-ignored", detail: key, at: clock.now() });
+  }
+  const record = grantRecord(ctx, key, wait, lock);
+  await section(ctx, record, lock, op.hold, op.extend);
+  if (op.end === "crash") return;
+  const validAtRelease = lock.validUntil;
+  record.releaseStart = clock.now();
+  const { status, outcomes } = await lock.release();
+  record.releaseStatus = status;
+  // A release sent while valid finds our token on a majority (docs/SAFETY.md, E3). Without
+  // auto-extension nothing delays its requests (an auto-extension in flight would).
+  const sentWhileValid = !autoExtend && ctx.toGlobal(validAtRelease) > record.releaseStart + 1;
+  if (status === "expired" && sentWhileValid) {
+    const seen = outcomes.map((o) => `${o.index}:${o.status}`).join(",");
+    const detail = `${record.id} released while valid (until ${ctx.toGlobal(validAtRelease)}) but reported expired (${seen})`;
+    ctx.observed.problems.push({ kind: "release-misreported", detail, at: clock.now() });
+  }
+}
+
+function waitRecord(ctx: ActorContext, key: string, wait: number): WaitRecord | undefined {
+  if (wait <= 0) return undefined;
+  const record: WaitRecord = { instance: ctx.instance, key, requested: ctx.clock.now(), wait };
+  ctx.observed.waits.push(record);
+  return record;
+}
+
+function ended(ctx: ActorContext, wait: WaitRecord | undefined, error: unknown): void {
+  if (wait !== undefined && wait.end === undefined) {
+    wait.end = ctx.clock.now();
+    wait.outcome = (error as Error | undefined)?.name ?? "unknown";
+  }
+  throw error;
+}
+
+function grantRecord(
+  ctx: ActorContext,
+  key: string,
+  wait: WaitRecord | undefined,
+  lock: Lock,
+): GrantRecord {
+  const now = ctx.clock.now();
+  const id = `i${ctx.instance}/c${ctx.caller}#${ctx.observed.grants.length}`;
+  const record: GrantRecord = {
+    id,
+    source: "main",
+    key,
+    requested: wait?.requested ?? now,
+    granted: now,
+    validEnd: ctx.toGlobal(lock.validUntil),
+    fence: lock.fence,
+    extended: 0,
+    extendFailed: 0,
+  };
+  if (wait !== undefined) {
+    wait.end = now;
+    wait.outcome = "granted";
+    wait.grant = id;
+  }
+  lock.signal.addEventListener("abort", () => {
+    record.lostAt = ctx.clock.now();
+  });
+  ctx.observed.grants.push(record);
+  ctx.observed.owner.set(id, ctx.instance);
+  return record;
+}
+
+/** The work under the lock: an optional extension, the non-atomic update, the fenced write. */
+async function section(
+  ctx: ActorContext,
+  record: GrantRecord,
+  lock: Lock,
+  hold: number,
+  extend: number | undefined,
+): Promise<void> {
+  const { clock, store } = ctx;
+  const sync = () => {
+    record.validEnd = Math.max(record.validEnd, ctx.toGlobal(lock.validUntil));
+  };
+  await clock.sleep(Math.floor(hold / 2));
+  if (extend !== undefined && !lock.signal.aborted) {
+    try {
+      await lock.extend(extend);
+      record.extended++;
+    } catch {
+      record.extendFailed++;
+    }
+  }
+  sync();
+  // The holder checks its signal before each write (README, guarantee 4).
+  if (lock.signal.aborted) {
+    record.counter = { state: "abandoned", why: "signal aborted before the read" };
+  } else {
+    const readAt = clock.now();
+    const read = await store.read(record.key);
+    if (lock.signal.aborted) {
+      record.counter = { state: "abandoned", read, why: "signal aborted before the write" };
+    } else {
+      await store.write(record.key, read + 1);
+      record.counter = { state: "done", read, readAt, ackAt: clock.now() };
+    }
+  }
+  if (lock.fence !== undefined && !lock.signal.aborted) {
+    const read = await store.readFenced(record.key);
+    const accepted = await store.fencedWrite(record.key, lock.fence, read + 1);
+    record.fenced = { state: "done", read, accepted, at: clock.now() };
+  }
+  await clock.sleep(hold - Math.floor(hold / 2));
+  sync();
+}

@@ -1,0 +1,164 @@
+/**
+ * What one simulated schedule runs: the nodes, how hostile the network is, the `Locks` instances
+ * (each one simulated process with its own clock) and their callers' operations. A spec plus its
+ * `seed` replays exactly; fast-check generates specs ({@link scheduleSpec}) and shrinks a failing
+ * one to a small spec before printing it.
+ *
+ * @module
+ */
+
+import fc from "fast-check";
+
+/** How often requests and streams misbehave (see `runtime/fates.ts` for the numbers). */
+export type Weather = "calm" | "faulty" | "harsh";
+
+/** Node-level events during the run: none, restarts that keep data, or restarts that lose it. */
+export type Restarts = "none" | "pauses" | "keep" | "empty";
+
+/** One thing a caller does with a key; all times are ms of virtual time. */
+export type OpSpec =
+  | {
+      readonly kind: "acquire";
+      readonly key: number;
+      readonly wait: number;
+      readonly lease: number;
+      /** How long the section lasts (the read-modify-write sits in its middle). */
+      readonly hold: number;
+      /** `extend(lease)` in the middle of the section (shorter or longer than the lease). */
+      readonly extend?: number | undefined;
+      readonly autoExtend: boolean;
+      /** `release` it, or "crash" (never release: the key must expire on its own). */
+      readonly end: "release" | "crash";
+      /** Abort the acquisition after this many ms (the call must then reject). */
+      readonly abortAfter?: number | undefined;
+    }
+  | { readonly kind: "using"; readonly key: number; readonly wait: number; readonly hold: number }
+  | { readonly kind: "once"; readonly job: number; readonly hold: number }
+  | { readonly kind: "pause"; readonly ms: number };
+
+/** One caller (an async task of an instance): starts at `start`, runs `ops` in order. */
+export interface CallerSpec {
+  readonly start: number;
+  readonly ops: readonly OpSpec[];
+}
+
+/** One `Locks` instance: its options and clock. */
+export interface InstanceSpec {
+  readonly wake: boolean;
+  /** Clock rate relative to real time, within the drift factor (0.99–1.01). */
+  readonly rate: number;
+  readonly callers: readonly CallerSpec[];
+}
+
+/** A whole schedule. */
+export interface ScheduleSpec {
+  /** Seeds every random choice the run makes (fates, tokens, jitter, clock offsets). */
+  readonly seed: number;
+  readonly nodes: 1 | 3 | 5;
+  readonly weather: Weather;
+  readonly restarts: Restarts;
+  readonly fencing: boolean;
+  readonly keys: number;
+  /**
+   * Fence counters each node starts with (the same for every key): after a long history they
+   * differ between nodes, since a look that finds only some nodes free increments only those.
+   */
+  readonly counters?: readonly number[] | undefined;
+  readonly instances: readonly InstanceSpec[];
+}
+
+const lease = fc.integer({ min: 150, max: 1_500 });
+
+const op = (keys: number): fc.Arbitrary<OpSpec> =>
+  fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc.record(
+        {
+          kind: fc.constant("acquire" as const),
+          key: fc.integer({ min: 0, max: keys - 1 }),
+          wait: fc.oneof(fc.constant(0), fc.integer({ min: 50, max: 4_000 })),
+          lease,
+          hold: fc.integer({ min: 0, max: 2_000 }),
+          extend: fc.option(fc.integer({ min: 50, max: 3_000 }), { nil: undefined }),
+          autoExtend: fc.boolean(),
+          end: fc.constantFrom("release" as const, "release" as const, "crash" as const),
+          abortAfter: fc.option(fc.integer({ min: 0, max: 800 }), { nil: undefined, freq: 6 }),
+        },
+        { requiredKeys: ["kind", "key", "wait", "lease", "hold", "autoExtend", "end"] },
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant("using" as const),
+        key: fc.integer({ min: 0, max: keys - 1 }),
+        wait: fc.integer({ min: 0, max: 3_000 }),
+        hold: fc.integer({ min: 0, max: 300 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant("once" as const),
+        job: fc.integer({ min: 0, max: 1 }),
+        hold: fc.integer({ min: 0, max: 300 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant("pause" as const),
+        ms: fc.integer({ min: 1, max: 1_000 }),
+      }),
+    },
+  );
+
+const caller = (keys: number): fc.Arbitrary<CallerSpec> =>
+  fc.record({
+    start: fc.integer({ min: 0, max: 500 }),
+    ops: fc.array(op(keys), { minLength: 1, maxLength: 4 }),
+  });
+
+const instance = (keys: number): fc.Arbitrary<InstanceSpec> =>
+  fc.record({
+    wake: fc.boolean(),
+    rate: fc.integer({ min: 990, max: 1_010 }).map((r) => r / 1_000),
+    callers: fc.array(caller(keys), { minLength: 1, maxLength: 3 }),
+  });
+
+/**
+ * Random schedules: 1, 3 or 5 nodes, 1–3 instances of 1–3 callers with 1–4 operations each, on
+ * 1–2 keys. Shrinks towards fewer instances, callers and operations, calm weather, no restarts.
+ *
+ * @example
+ * fc.assert(fc.asyncProperty(scheduleSpec(), async (spec) => (await runSchedule(spec)).ok));
+ */
+export function scheduleSpec(): fc.Arbitrary<ScheduleSpec> {
+  return fc.integer({ min: 1, max: 2 }).chain((keys) =>
+    fc.record({
+      seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+      nodes: fc.constantFrom(3 as const, 1 as const, 5 as const),
+      weather: fc.constantFrom("calm" as const, "faulty" as const, "harsh" as const),
+      restarts: fc.constantFrom(
+        "none" as const,
+        "pauses" as const,
+        "keep" as const,
+        "empty" as const,
+      ),
+      fencing: fc.boolean(),
+      keys: fc.constant(keys),
+      counters: fc.option(
+        fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 5, maxLength: 5 }),
+        {
+          nil: undefined,
+        },
+      ),
+      instances: fc.array(instance(keys), { minLength: 1, maxLength: 3 }),
+    }),
+  );
+}
+
+/** Number of operations in a spec (for the report). */
+export const opsOf = (spec: ScheduleSpec): number =>
+  spec.instances.reduce((n, i) => n + i.callers.reduce((m, c) => m + c.ops.length, 0), 0);
