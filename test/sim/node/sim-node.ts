@@ -98,6 +98,11 @@ export class SimNode {
     return this.#space.sorted(key, this.#now());
   }
 
+  /** One command outside any script (test setup), e.g. `["ZADD", room, "100", member]`. */
+  command(argv: readonly string[]): Reply {
+    return this.#command(this.#now(), [...argv]);
+  }
+
   /** Direct write for test setup (SET key value [PX ms]). */
   set(key: string, value: string, pxMs?: number): void {
     const argv = pxMs === undefined ? ["SET", key, value] : ["SET", key, value, "PX", String(pxMs)];

@@ -1,0 +1,291 @@
+/**
+ * The simulated node and a real redis-server must agree: every case runs the same setup and the
+ * same script call on both, then compares the reply and what the keys hold afterwards (value or
+ * sorted set, and PTTL within the time the real call took). One line per case: add one for every
+ * script branch you add (docs/SAFETY.md §7).
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  ACQUIRE,
+  COMPLETE,
+  EXTEND,
+  FENCE_RAISE,
+  FORCE_RELEASE,
+  HANDOVER,
+  INSPECT,
+  LEAVE,
+  RELEASE,
+  type Script,
+} from "../../../src/scripts";
+import { useDevCluster } from "../../support/dev-cluster";
+import { SimNode } from "./sim-node";
+
+const dev = useDevCluster({ nodes: 1 });
+afterAll(() => {});
+
+/** Placeholders in setup and args: `$now` (epoch ms), `$far` (now + 60 s), `$past` (now − 1 s). */
+interface Case {
+  readonly name: string;
+  readonly setup?: readonly (readonly string[])[];
+  readonly script: Script<unknown>;
+  readonly args: readonly string[];
+}
+
+const T = "0123456789abcdef0123456789abcdef";
+const W = "$far:abc:1"; // a listening waiter
+const P = "$far:p1500:2"; // a polling waiter
+const LATE = "$far:def:3"; // placed late (score 900)
+const hold = (value: string, ms = "9000") => ["SET", "k", value, "PX", ms];
+const room = (...members: [string, string][]) => members.map(([s, m]) => ["ZADD", "w", s, m]);
+const fence = (n: number) => ["SET", "f", String(n)];
+const serve = ["$now", "250"];
+
+const CASES: readonly Case[] = [
+  { name: "acquire free", script: ACQUIRE, args: [T, "5000", "0"] },
+  { name: "acquire free, fenced", setup: [fence(4)], script: ACQUIRE, args: [T, "5000", "1"] },
+  {
+    name: "acquire re-sent, longer",
+    setup: [hold(T, "1000"), fence(4)],
+    script: ACQUIRE,
+    args: [T, "5000", "1"],
+  },
+  {
+    name: "acquire re-sent, never shorter",
+    setup: [hold(T)],
+    script: ACQUIRE,
+    args: [T, "1000", "0"],
+  },
+  { name: "acquire held", setup: [hold("x")], script: ACQUIRE, args: [T, "5000", "0"] },
+  {
+    name: "acquire held, registers",
+    setup: [hold("x")],
+    script: ACQUIRE,
+    args: [T, "5000", "0", W, "100", "4000"],
+  },
+  {
+    name: "acquire held, room kept longer",
+    setup: [hold("x"), ...room(["50", P]), ["PEXPIRE", "w", "20000"]],
+    script: ACQUIRE,
+    args: [T, "5000", "0", W, "100", "4000"],
+  },
+  {
+    name: "acquire held, room of another type",
+    setup: [hold("x"), ["SET", "w", "user"]],
+    script: ACQUIRE,
+    args: [T, "5000", "0", W, "100", "4000"],
+  },
+  {
+    name: "acquire done marker",
+    setup: [hold("done:x", "60000")],
+    script: ACQUIRE,
+    args: [T, "5000", "0", W, "100", "4000"],
+  },
+  {
+    name: "acquire reserved for us",
+    setup: [hold(`wake:${W}|x`, "250"), ...room(["100", W])],
+    script: ACQUIRE,
+    args: [T, "5000", "1", W, "100", "4000"],
+  },
+  {
+    name: "acquire reserved for another",
+    setup: [hold(`wake:${P}|x`, "250")],
+    script: ACQUIRE,
+    args: [T, "5000", "0", W, "100", "4000"],
+  },
+  { name: "extend longer", setup: [hold(T, "1000")], script: EXTEND, args: [T, "5000"] },
+  { name: "extend never shorter", setup: [hold(T)], script: EXTEND, args: [T, "1000"] },
+  { name: "extend absent", script: EXTEND, args: [T, "5000"] },
+  { name: "extend other", setup: [hold("x")], script: EXTEND, args: [T, "5000"] },
+  { name: "release plain", setup: [hold(T)], script: RELEASE, args: [T] },
+  { name: "release absent", script: RELEASE, args: [T] },
+  { name: "release other", setup: [hold("x")], script: RELEASE, args: [T, ...serve] },
+  { name: "release, empty room", setup: [hold(T)], script: RELEASE, args: [T, ...serve] },
+  {
+    name: "release wakes a listener",
+    setup: [hold(T), ...room(["100", W], ["200", P])],
+    script: RELEASE,
+    args: [T, ...serve],
+  },
+  {
+    name: "release drops the dead, skips pollers",
+    setup: [hold(T), ...room(["50", "$past:abc:0"], ["100", P], ["300", W])],
+    script: RELEASE,
+    args: [T, ...serve],
+  },
+  {
+    name: "release serves an earlier poller",
+    setup: [hold(T), ...room(["100", P], ["300", W])],
+    script: RELEASE,
+    args: [T, ...serve, "200"],
+  },
+  {
+    name: "release leaves later ones to the local next",
+    setup: [hold(T), ...room(["900", LATE])],
+    script: RELEASE,
+    args: [T, ...serve, "200"],
+  },
+  {
+    name: "release re-sent finds its reservation",
+    setup: [hold(`wake:${W}|${T}`, "250")],
+    script: RELEASE,
+    args: [T, ...serve],
+  },
+  { name: "fence raise, absent", setup: [fence(2)], script: FENCE_RAISE, args: ["11", T] },
+  { name: "fence raise, ours", setup: [hold(T), fence(11)], script: FENCE_RAISE, args: ["11", T] },
+  {
+    name: "fence raise, other",
+    setup: [hold("x"), fence(2)],
+    script: FENCE_RAISE,
+    args: ["11", T],
+  },
+  { name: "fence raise, lower", setup: [fence(20)], script: FENCE_RAISE, args: ["11", T] },
+  { name: "inspect absent", script: INSPECT, args: [] },
+  { name: "inspect token", setup: [hold(T), fence(3)], script: INSPECT, args: [] },
+  { name: "inspect done", setup: [hold("done:x", "60000")], script: INSPECT, args: [] },
+  { name: "inspect reserved", setup: [hold(`wake:${W}|x`, "250")], script: INSPECT, args: [] },
+  { name: "force release", setup: [hold("x"), fence(3)], script: FORCE_RELEASE, args: [] },
+  { name: "complete ours", setup: [hold(T)], script: COMPLETE, args: [T, "60000"] },
+  { name: "complete absent", script: COMPLETE, args: [T, "60000"] },
+  { name: "complete done", setup: [hold("done:x", "60000")], script: COMPLETE, args: [T, "60000"] },
+  { name: "complete other", setup: [hold("x")], script: COMPLETE, args: [T, "60000"] },
+  {
+    name: "handover ours",
+    setup: [hold(T), fence(7), ...room(["300", W])],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", W, ...serve, "300"],
+  },
+  { name: "handover absent", script: HANDOVER, args: [T, "n", "5000", "0", "", ...serve, ""] },
+  {
+    name: "handover serves an earlier outsider",
+    setup: [hold(T), fence(7), ...room(["100", P], ["300", W])],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", W, ...serve, "300"],
+  },
+  {
+    name: "handover re-sent after the grant",
+    setup: [hold("n", "1000"), fence(8)],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", W, ...serve, "300"],
+  },
+  {
+    name: "handover re-sent after a reservation",
+    setup: [hold(`wake:${P}|${T}`, "1500")],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", W, ...serve, "300"],
+  },
+  {
+    name: "handover other",
+    setup: [hold("x")],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", "", ...serve, ""],
+  },
+  {
+    name: "handover done",
+    setup: [hold("done:x", "60000")],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", "", ...serve, ""],
+  },
+  {
+    name: "handover another's reservation",
+    setup: [hold(`wake:${P}|x`, "250")],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", "", ...serve, ""],
+  },
+  { name: "leave", setup: [...room(["100", W], ["200", P])], script: LEAVE, args: [W] },
+  { name: "leave, room of another type", setup: [["SET", "w", "user"]], script: LEAVE, args: [W] },
+];
+
+let counter = 0;
+
+/** Equal, except numbers above 50 may be up to `slack` lower on the real node. */
+function close(sim: unknown, real: unknown, slack: number): boolean {
+  if (Array.isArray(sim) && Array.isArray(real)) {
+    return sim.length === real.length && sim.every((v, i) => close(v, real[i], slack));
+  }
+  if (typeof sim === "number" && typeof real === "number" && sim > 50) {
+    return sim - real >= 0 && sim - real <= slack;
+  }
+  return sim === real;
+}
+
+describe("simulated node = redis-server, script by script", () => {
+  it.each(CASES.map((c) => [c.name, c] as const))("%s", async (_, c) => {
+    const prefix = `parity:${counter++}:`;
+    const real = dev.direct(0);
+    const now = Date.now();
+    const fill = (text: string) =>
+      text
+        .replaceAll("$now", String(now))
+        .replaceAll("$far", String(now + 60_000))
+        .replaceAll("$past", String(now - 1_000));
+    const name = (key: string) => `${prefix}${key}`;
+    const keys = ["k", "f", "w"].map(name);
+    const published: string[] = [];
+    const sim = new SimNode({ now: () => now, onPublish: (ch, m) => published.push(`${ch} ${m}`) });
+    for (const argv of c.setup ?? []) {
+      const [cmd = "", key = "", ...rest] = argv.map(fill);
+      sim.command([cmd, name(key), ...rest]);
+      await real.call(cmd, name(key), ...rest);
+    }
+    const args = c.args.map(fill);
+    const simReply = sim.eval(c.script.lua, keys, args);
+    const started = Date.now();
+    const realReply = await real.eval(c.script.lua, keys.length, ...keys, ...args);
+    const took = Date.now() - started + (started - now) + 2;
+    // Real time passed between the two calls: a PTTL in a reply (any value above 50 here; flags
+    // and fences in these cases are smaller) may be lower on the real node by that much.
+    expect(simReply.ok).toBe(true);
+    const simValue = simReply.ok ? simReply.value : undefined;
+    expect(
+      close(simValue, realReply, took + 50),
+      `${JSON.stringify(simValue)} vs ${JSON.stringify(realReply)}`,
+    ).toBe(true);
+    // The reply parses as the client expects.
+    expect(c.script.parse(realReply)).toBeDefined();
+    for (const key of keys) {
+      const type = await real.type(key);
+      expect(sim.type(key), `type of ${key}`).toBe(type);
+      if (type === "string") expect(sim.get(key), key).toBe(await real.get(key));
+      if (type === "zset") {
+        const flat = await real.zrange(key, 0, -1, "WITHSCORES");
+        expect(sim.zrange(key).flat().map(String), key).toEqual(flat);
+      }
+      const realPttl = await real.pttl(key);
+      const simPttl = sim.pttl(key);
+      if (realPttl < 0) expect(simPttl, `pttl of ${key}`).toBe(realPttl);
+      else {
+        expect(simPttl - realPttl, `pttl of ${key}`).toBeGreaterThanOrEqual(0);
+        expect(simPttl - realPttl, `pttl of ${key}`).toBeLessThanOrEqual(took + 50);
+      }
+    }
+    if (c.name.startsWith("release wakes"))
+      expect(published).toEqual([`${keys[2]}:abc ${fill(W)}`]);
+  });
+
+  it("EVALSHA answers NOSCRIPT until EVAL loaded the script, and after a restart", () => {
+    const sim = new SimNode({ now: () => 0 });
+    expect(sim.evalsha(RELEASE.sha1, ["k", "f", "w"], [T])).toEqual({
+      ok: false,
+      error: "NOSCRIPT No matching script. Please use EVAL.",
+    });
+    sim.eval(RELEASE.lua, ["k", "f", "w"], [T]);
+    expect(sim.evalsha(RELEASE.sha1, ["k", "f", "w"], [T])).toEqual({ ok: true, value: 0 });
+    sim.set("k", T);
+    sim.restart(true);
+    expect(sim.evalsha(RELEASE.sha1, ["k", "f", "w"], [T]).ok).toBe(false);
+    expect(sim.get("k")).toBe(T);
+    sim.restart(false);
+    expect(sim.keys()).toEqual([]);
+  });
+
+  it("keys expire on the virtual clock: gone once now > deadline", () => {
+    let now = 1_000;
+    const sim = new SimNode({ now: () => now });
+    sim.set("k", "v", 100);
+    now = 1_100;
+    expect(sim.pttl("k")).toBe(0);
+    now = 1_101;
+    expect(sim.get("k")).toBeNull();
+    expect(sim.pttl("k")).toBe(-2);
+  });
+});
