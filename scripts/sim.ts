@@ -48,6 +48,7 @@ async function main(): Promise<number> {
     seed,
     path: values.path,
     overrides: mutant === undefined ? undefined : MUTANTS[mutant],
+    replaySuffix: mutant === undefined ? "" : ` --mutant ${mutant}`,
     onSchedule: (done, so) => {
       if (done % step === 0) console.log(`  ${done} schedules, ${so.seconds.toFixed(1)} s`);
     },

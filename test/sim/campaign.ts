@@ -34,6 +34,8 @@ export interface CampaignOptions {
   readonly schedules: number;
   readonly seed: number;
   readonly overrides?: ScriptOverrides | undefined;
+  /** Appended to the printed replay command (e.g. the `--mutant` in use). */
+  readonly replaySuffix?: string | undefined;
   /** Replay: the counterexample path a failed campaign printed (with its seed). */
   readonly path?: string | undefined;
   /** Called after every schedule (progress output). */
@@ -75,7 +77,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   if (!details.failed || last === undefined) return report();
   totals.bugs = 1;
   // fast-check ran the shrunk counterexample last: `last` is it.
-  const replay = `npm run sim -- --seed ${details.seed} --path ${details.counterexamplePath ?? ""}`;
+  const path = details.counterexamplePath ?? "";
+  const replay = `npm run sim -- --seed ${details.seed} --path ${path}${options.replaySuffix ?? ""}`;
   return { ...report(), failure: { ...last, replay } };
 }
 

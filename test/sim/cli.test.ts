@@ -1,0 +1,54 @@
+// `npm run sim`, spawned as a user runs it: what it prints, and its exit codes.
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, ["--import", "tsx", "scripts/sim.ts", ...args], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+
+describe("npm run sim", () => {
+  it("prints schedules/s, operations and violations, and exits 0", () => {
+    const { status, stdout } = run("--schedules", "20", "--seed", "5");
+    expect(stdout).toContain("edgelock simulation: 20 schedules from seed 5");
+    expect(stdout).toMatch(/^20 schedules in \d+\.\d s \(\d+\.\d schedules\/s\)$/m);
+    expect(stdout).toMatch(/^operations \d+ · grants \d+ · simulated events \d+$/m);
+    expect(stdout).toMatch(
+      /^violations: 0 bugs; \d+ schedules with the expected empty-restart hazard$/m,
+    );
+    expect(status).toBe(0);
+  });
+
+  it("with a fix undone, prints the shrunk schedule and how to replay it, and exits 1", () => {
+    const { status, stdout } = run(
+      "--schedules",
+      "400",
+      "--seed",
+      "1",
+      "--mutant",
+      "a-extend-shortens",
+    );
+    expect(stdout).toContain("(mutant a-extend-shortens)");
+    expect(stdout).toMatch(/^violations: 1 bugs;/m);
+    const replay =
+      /^bugs in schedule \(replay: npm run sim -- --seed 1 --path ([\d:]+) --mutant a-extend-shortens\):$/m;
+    expect(stdout).toMatch(replay);
+    expect(stdout).toMatch(/^ {2}- overlap: /m);
+    expect(stdout).toMatch(/^spec: \{"seed":/m);
+    expect(status).toBe(1);
+    // The printed command replays exactly that schedule: one run, the same failure.
+    const path = stdout.match(replay)?.[1] ?? "";
+    const again = run("--seed", "1", "--path", path, "--mutant", "a-extend-shortens");
+    expect(again.stdout).toMatch(/^violations: 1 bugs;/m);
+    expect(again.stdout).toContain(stdout.slice(stdout.indexOf("spec: ")).trim());
+  });
+
+  it("rejects bad arguments with the usage line and exit code 2", () => {
+    for (const args of [["--schedules", "many"], ["--mutant", "nope"], ["--bogus"]]) {
+      const { status, stderr } = run(...args);
+      expect(stderr).toContain("usage: npm run sim -- --schedules N [--seed S]");
+      expect(status).toBe(2);
+    }
+  });
+});
