@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LocalLines, type Offer, type Ticket } from "./queue";
+import { HANDOVER_RUN_MAX, LocalLines, type Offer, type Ticket } from "./queue";
 
 const FAR = () => performance.now() + 60_000;
 
@@ -125,5 +125,20 @@ describe("LocalLine", () => {
     line.offer(b, offer("b"));
     expect(line.takeOffer()?.next()?.token).toBe("b");
     hold.end();
+  });
+
+  it("hands over at most HANDOVER_RUN_MAX times in a row, then once to the nodes", () => {
+    const line = new LocalLines().of("k");
+    const offer: Offer = { next: () => undefined, accept: () => {} };
+    const taken: boolean[] = [];
+    for (let i = 0; i < 2 * (HANDOVER_RUN_MAX + 1); i++) {
+      const ticket = line.join(1_000, 100 + i);
+      expect(line.firstPlace()).toBe(100 + i);
+      line.offer(ticket, offer);
+      taken.push(line.takeOffer() !== undefined);
+      line.leave(ticket);
+    }
+    const run = [...Array(HANDOVER_RUN_MAX).fill(true), false];
+    expect(taken).toEqual([...run, ...run]);
   });
 });

@@ -5,9 +5,11 @@
  * epoch `offset`, its timers fire on the scheduler, its random bytes come from its seed. Each
  * `Locks` instance thus sees the skewed, drifting clock of a process of its own.
  *
- * Contexts are pooled: a new client re-evaluates the bundle (fresh module state) in a context
- * whose bindings now point at the new client. Errors thrown in a realm are that realm's classes:
- * compare `name`, never `instanceof`.
+ * Contexts are pooled: a new client reuses a context's copy of the library with the context's
+ * bindings pointed at the new client. That is sound because the library keeps no mutable state at
+ * module level (every `createLocks` starts afresh; checked by the replay test, which runs a
+ * schedule twice on reused contexts and compares the traces). Errors thrown in a realm are that
+ * realm's classes: compare `name`, never `instanceof`.
  *
  * @module
  */
@@ -52,13 +54,15 @@ interface Binding {
   dead: boolean;
 }
 
+type Factory = (
+  module: { exports: unknown },
+  exports: unknown,
+  require: (id: string) => unknown,
+) => void;
+
 interface Slot {
   readonly binding: { current: Binding | undefined };
-  readonly factory: (
-    module: { exports: unknown },
-    exports: unknown,
-    require: (id: string) => unknown,
-  ) => void;
+  readonly lib: Lib;
   busy: boolean;
 }
 
@@ -158,8 +162,10 @@ function newSlot(): Slot {
   };
   const context = createContext(sandbox);
   new Script("Date.now = () => __epoch();").runInContext(context);
-  const factory = bundle().runInContext(context) as Slot["factory"];
-  return { binding, factory, busy: false };
+  const factory = bundle().runInContext(context) as Factory;
+  const module = { exports: {} as unknown };
+  factory(module, module.exports, stubRequire);
+  return { binding, lib: module.exports as Lib, busy: false };
 }
 
 /**
@@ -184,11 +190,8 @@ export function createClient(scheduler: Scheduler, options: ClientOptions): SimC
     dead: false,
   };
   slot.binding.current = binding;
-  const module = { exports: {} as unknown };
-  slot.factory(module, module.exports, stubRequire);
-  const lib = module.exports as Lib;
   return {
-    lib,
+    lib: slot.lib,
     now: () => (scheduler.now - binding.started) * options.rate,
     epoch: () =>
       Math.floor(
