@@ -50,6 +50,8 @@ export class LockHandle implements Lock {
   #extendTimer: ReturnType<typeof setTimeout> | undefined;
   #extending: Promise<ExtendResult> | undefined;
   #releasing: Promise<ReleaseResult> | undefined;
+  /** An extension found our token gone or taken over on a majority. */
+  #gone = false;
   #completing: Promise<CompleteResult> | undefined;
 
   static {
@@ -200,6 +202,7 @@ export class LockHandle implements Lock {
       return { validUntil: this.#validUntilEpoch, outcomes };
     }
     const gone = outcomes.filter((o) => o.status === "absent" || o.status === "held").length;
+    if (gone > n - core.quorum) this.#gone = true;
     if (round.ok || gone > n - core.quorum) {
       core.emit({ type: "extend", key: this.key, result: "lost", durationMs, outcomes });
       const error = new LockLostError(
@@ -256,14 +259,16 @@ export class LockHandle implements Lock {
   }
 
   async #releaseOnce(): Promise<ReleaseResult> {
+    const held = this.#state === "held";
     this.#state = "released";
     if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
     if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
     while (this.#extending !== undefined) await this.#extending.catch(() => {});
-    // Still valid as the requests go out: our token is on a majority until then (docs/SAFETY.md,
-    // E3), so a release that a majority answered did release it, whatever a re-sent request then
-    // found there (gone, or a reservation already taken by the waiter it woke).
-    const valid = performance.now() < this.#validUntil;
+    // Still held and valid as the requests go out: our token is on a majority until then
+    // (docs/SAFETY.md, E3), so a release that a majority answered did release it, whatever a
+    // re-sent request then found there (gone, or a reservation already taken by the waiter it
+    // woke). Not after an extension found it gone (its keys were deleted behind our back).
+    const valid = held && !this.#gone && performance.now() < this.#validUntil;
     const { keys, token, timeoutMs, holds } = this.#grant;
     const core = this.#core;
     // The first caller of this instance waiting for the key stands ready: hand the key over in

@@ -44,16 +44,16 @@ describe("a: a failed or shorter extend never shortens the nodes' TTL", () => {
   it("an extend that times out on two nodes but runs there late leaves their TTL alone", async () => {
     const { cluster } = dev;
     const prefix = uniquePrefix("reg-a");
-    const locks = createLocks({ nodes: cluster.nodes, prefix, requestTimeout: 150 });
-    const holder = await locks.acquire("k", { lease: 10_000 });
+    const locks = createLocks({ nodes: cluster.nodes, prefix, requestTimeout: 300 });
+    const holder = await locks.acquire("k", { lease: 10_000, wait: 3_000 });
     await holder.extend(); // loads EXTEND on every node: the faulted request is the EVALSHA itself
     const before = holder.validUntil;
     // Two nodes run the EXTEND after the client gave up (latency before the command runs).
     for (const i of [0, 1]) {
-      cluster.controls[i]?.inject({ kind: "latency", ms: 400, command: "evalsha", count: 1 });
+      cluster.controls[i]?.inject({ kind: "latency", ms: 1_000, command: "evalsha", count: 1 });
     }
     await expect(holder.extend(1_000)).rejects.toMatchObject({ name: "QuorumError" });
-    await sleep(500); // the late scripts have run
+    await sleep(1_100); // the late scripts have run
     expect(Math.abs(holder.validUntil - before)).toBeLessThan(2);
     expect(holder.signal.aborted).toBe(false);
     expect(Math.min(...(await pttlBack(dev, 3, `${prefix}k`)))).toBeGreaterThan(8_000);

@@ -164,12 +164,14 @@ async function acquireOp(ctx: ActorContext, op: OpSpec & { kind: "acquire" }): P
   await section(ctx, record, lock, op.hold, op.extend);
   if (op.end === "crash") return;
   const validAtRelease = lock.validUntil;
+  const stillHeld = !lock.signal.aborted;
   record.releaseStart = clock.now();
   const { status, outcomes } = await lock.release();
   record.releaseStatus = status;
   // A release sent while valid finds our token on a majority (docs/SAFETY.md, E3). Without
   // auto-extension nothing delays its requests (an auto-extension in flight would).
-  const sentWhileValid = !autoExtend && ctx.toGlobal(validAtRelease) > record.releaseStart + 1;
+  const sentWhileValid =
+    stillHeld && !autoExtend && ctx.toGlobal(validAtRelease) > record.releaseStart + 1;
   if (status === "expired" && sentWhileValid) {
     const seen = outcomes.map((o) => `${o.index}:${o.status}`).join(",");
     const detail = `${record.id} released while valid (until ${ctx.toGlobal(validAtRelease)}) but reported expired (${seen})`;
