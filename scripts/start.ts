@@ -150,7 +150,7 @@ async function cronDuplicates(mf: Miniflare, cluster: DevCluster, prefix: string
   const nodeRequests = await settledNodeRequests(cluster);
   const key = `scheduled:${CRON}:${scheduledTime.getTime()}`;
   const marker = await createLocks({ nodes: cluster.nodes, prefix }).inspect(key);
-  const kept = marker.nodes.filter((o) => o.status === "held" && (o.pttl ?? 0) > 0);
+  const kept = marker.nodes.filter((o) => o.status === "done" && (o.pttl ?? 0) > 0);
   const hours = Math.max(...kept.map((o) => o.pttl ?? 0)) / 3_600_000;
   console.log(
     [
