@@ -144,14 +144,20 @@ async function acquireOp(ctx: ActorContext, op: OpSpec & { kind: "acquire" }): P
   }
   // A crashed holder must not keep extending itself: it is gone.
   const autoExtend = op.autoExtend && op.end === "release";
+  const options = {
+    lease: op.lease,
+    autoExtend,
+    ...(controller === undefined ? {} : { signal: controller.signal }),
+  };
   let lock: Lock;
   try {
-    lock = await locks.acquire(key, {
-      wait: op.wait,
-      lease: op.lease,
-      autoExtend,
-      ...(controller === undefined ? {} : { signal: controller.signal }),
-    });
+    // Without waiting, the way a user would: tryAcquire (null when busy).
+    const got =
+      op.wait > 0
+        ? await locks.acquire(key, { ...options, wait: op.wait })
+        : await locks.tryAcquire(key, options);
+    if (got === null) return;
+    lock = got;
   } catch (error) {
     ended(ctx, wait, error);
     return;
