@@ -4,7 +4,7 @@
  * sorted set, and PTTL within the time the real call took). One line per case: add one for every
  * script branch you add (docs/SAFETY.md §7).
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ACQUIRE,
   COMPLETE,
@@ -21,7 +21,6 @@ import { useDevCluster } from "../../support/dev-cluster";
 import { SimNode } from "./sim-node";
 
 const dev = useDevCluster({ nodes: 1 });
-afterAll(() => {});
 
 /** Placeholders in setup and args: `$now` (epoch ms), `$far` (now + 60 s), `$past` (now − 1 s). */
 interface Case {
