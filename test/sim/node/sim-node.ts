@@ -29,6 +29,10 @@ const NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL.";
  * of per node and schedule saves a tenth of a campaign's time.
  */
 let shared: LuaBridge | undefined;
+const sharedBridge = (): LuaBridge => {
+  shared ??= new LuaBridge();
+  return shared;
+};
 const sha1 = (text: string) => createHash("sha1").update(text).digest("hex");
 
 /**
@@ -40,7 +44,7 @@ export class SimNode {
   onPublish: ((channel: string, message: string) => void) | undefined;
   readonly #now: () => number;
   readonly #space = new Keyspace();
-  readonly #bridge = (shared ??= new LuaBridge());
+  readonly #bridge = sharedBridge();
   /** Script sources loaded since the last restart, by SHA-1. */
   readonly #scripts = new Map<string, string>();
   /** SHA-1 of each source seen (hashing once per source, not per call). */
