@@ -28,7 +28,7 @@ export class RoomSeat {
     private readonly core: LockCore,
     private readonly call: ResolvedCall,
     began: number,
-    private readonly lineUntil: number,
+    lineUntil: number,
   ) {
     const { options } = core;
     const pollMs = options.retryDelayMax + core.timeoutFor(call.lease);
@@ -61,12 +61,13 @@ export class RoomSeat {
   }
 
   /**
-   * Stopped waiting early (aborted, failed, budget): leave every room, so no release keeps the key
-   * for this caller. After the wait's end the scripts skip the entry by themselves.
+   * Stopped waiting without a grant (aborted, failed, out of time or budget): leave every room, so
+   * no release keeps the key for this caller and no room outlives the last wait for its key (the
+   * scripts would skip the entry after its deadline, but the room key would stay until its TTL).
    */
   stopped(keys: Keys): void {
     const { core, entry, call } = this;
-    if (!this.#registered || entry === undefined || performance.now() >= this.lineUntil) return;
+    if (!this.#registered || entry === undefined) return;
     core.leave(core.nodes, keys, entry.member, core.timeoutFor(call.lease), call.budget);
   }
 }
