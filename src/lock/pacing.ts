@@ -29,7 +29,7 @@ export interface Refusal {
  *
  * @example
  * const pacing = new Pacing(core, keys);
- * const delay = pacing.plan(refusal, waitUntil, budget);
+ * const delay = pacing.plan(refusal, waitUntil, budget, roundCost + n);
  * await pacing.pause(line, ticket, delay, signal, seat.entry?.member);
  */
 export class Pacing {
