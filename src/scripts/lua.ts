@@ -309,13 +309,22 @@ return {0, redis.call("PTTL", KEYS[1]), -1}
 `;
 
 /**
- * Leave the wait room: remove waiter ARGV[1] from KEYS[3] (see ACQUIRE), if KEYS[3] is a room.
- * Sent by a waiter that stopped waiting early, and after a grant to the nodes that refused it
- * (their last look registered it there). Returns the number removed (0 or 1).
+ * Leave the wait room: remove waiter ARGV[1] from KEYS[3] (see ACQUIRE), if KEYS[3] is a room, and
+ * drop a reservation a release made for it meanwhile (`wake:<ARGV[1]>|…`: nobody else may take it,
+ * and this waiter will not come for it). Sent by a waiter that stopped waiting, and after a grant
+ * to the nodes that refused it (their last look registered it there). Returns the number of room
+ * entries removed (0 or 1).
  */
 export const LEAVE_LUA = `-- edgelock leave
+local removed = 0
 if redis.call("TYPE", KEYS[3]).ok == "zset" then
-  return redis.call("ZREM", KEYS[3], ARGV[1])
+  removed = redis.call("ZREM", KEYS[3], ARGV[1])
 end
-return 0
+if redis.call("TYPE", KEYS[1]).ok == "string" then
+  local current = redis.call("GET", KEYS[1])
+  if string.sub(current, 1, #ARGV[1] + 6) == "wake:" .. ARGV[1] .. "|" then
+    redis.call("DEL", KEYS[1])
+  end
+end
+return removed
 `;

@@ -184,7 +184,7 @@ export const HANDOVER: Script<HandoverReply> = {
 export const LEAVE: Script<number> = {
   name: "leave",
   lua: LEAVE_LUA,
-  sha1: "bf2ca24573aa8bc3f4d81650578e049e641e0436",
+  sha1: "ec466c467c9c68fcfac7f17b6b602f4de3ad96d8",
   parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
 };
 

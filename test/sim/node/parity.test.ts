@@ -192,6 +192,19 @@ const CASES: readonly Case[] = [
   },
   { name: "leave", setup: [...room(["100", W], ["200", P])], script: LEAVE, args: [W] },
   { name: "leave, room of another type", setup: [["SET", "w", "user"]], script: LEAVE, args: [W] },
+  {
+    name: "leave drops a reservation made for it",
+    setup: [hold(`wake:${W}|x`, "250"), ...room(["200", P])],
+    script: LEAVE,
+    args: [W],
+  },
+  {
+    name: "leave keeps another's reservation and tokens",
+    setup: [hold(`wake:${P}|x`, "250"), ...room(["100", W])],
+    script: LEAVE,
+    args: [W],
+  },
+  { name: "leave keeps a holder's token", setup: [hold(T)], script: LEAVE, args: [W] },
 ];
 
 let counter = 0;
