@@ -23,9 +23,8 @@
  * @module
  */
 import { handle } from "hono/aws-lambda";
-import { budget, createLocks, type Locks } from "../src";
+import { budget, createLocks, type Locks, nodesFromEnv } from "../src";
 import { dedupeScheduled, withLock } from "../src/adapters/lambda";
-import { nodesFromEnv } from "../src/adapters/workers";
 import { createApp, REPORT_KEY, rebuildDailyReport, work } from "./app";
 
 let locks: Locks | undefined;

@@ -49,4 +49,5 @@ export {
   type RedisLike,
   type ReleaseResult,
 } from "./lock";
+export { type NodesEnv, nodesFromEnv } from "./node/env";
 export { DEFAULTS } from "./options";

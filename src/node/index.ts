@@ -6,5 +6,6 @@
  * @module
  */
 export { type BuiltNode, createNode, normalizeUrl } from "./create";
+export { NODES_VAR, type NodesEnv, nodesFromEnv } from "./env";
 export { RestNode } from "./node";
 export type { NodeCredentials, NodeInput, RedisLike } from "./types";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../errors";
-import { nodesFromEnv } from "./nodes";
+import { ConfigurationError } from "../errors";
+import { nodesFromEnv } from "./env";
 
 const SECRET = "AXXXsecret-token-value-1234567890";
 

@@ -1,5 +1,5 @@
-import { ConfigurationError } from "../../errors";
-import type { NodeCredentials } from "../../lock";
+import { ConfigurationError } from "../errors";
+import type { NodeCredentials } from "./types";
 
 /** Name of the variable holding every node as JSON `[{"url","token"}, …]`. */
 export const NODES_VAR = "EDGELOCK_NODES";
@@ -61,7 +61,8 @@ function parseNodes(value: unknown): NodeCredentials[] {
 }
 
 /**
- * The `nodes` option of `createLocks` from a Worker's environment (or any env-like object).
+ * The `nodes` option of `createLocks` from the environment: a Worker's `env`, or `process.env`
+ * on Lambda and Node (any env-like object).
  *
  * - `EDGELOCK_NODES`: a JSON array `[{"url":"https://…","token":"…"}, …]` (a secret, or a
  *   `[vars]` JSON value); it wins when set.
@@ -76,13 +77,16 @@ function parseNodes(value: unknown): NodeCredentials[] {
  *   token or any part of the JSON
  * @example
  * ```ts
- * // wrangler secret put EDGELOCK_NODES   →   [{"url":"https://eu1-a.upstash.io","token":"…"}, …]
- * const locks = createLocks({ nodes: nodesFromEnv(env), prefix: env.LOCK_PREFIX });
+ * import { createLocks, nodesFromEnv } from "edgelock";
+ * // Workers: wrangler secret put EDGELOCK_NODES  →  [{"url":"https://eu1-a.upstash.io","token":"…"}, …]
+ * const locks = createLocks({ nodes: nodesFromEnv(env) });
+ * // Lambda / Node: the same variables in process.env
+ * const locks = createLocks({ nodes: nodesFromEnv(process.env) });
  * ```
  */
 export function nodesFromEnv(env: NodesEnv): NodeCredentials[] {
   if (typeof env !== "object" || env === null) {
-    throw new ConfigurationError("env", "expected the Worker's env object");
+    throw new ConfigurationError("env", "expected an env object (a Worker's env, or process.env)");
   }
   if (!isUnset(env.EDGELOCK_NODES)) return parseNodes(env.EDGELOCK_NODES);
   const url = env.UPSTASH_REDIS_REST_URL;
