@@ -28,9 +28,25 @@ export interface Weather {
   readonly serverError: number;
   /** A wake-up message is lost, or a stream fails to open. */
   readonly lostMessage: number;
+  /**
+   * An open stream drops (stops delivering) at a uniform time within `streamLife` ms of opening
+   * (default 0: streams last until unsubscribed or their node goes down).
+   */
+  readonly streamDrop?: number;
+  readonly streamLife?: readonly [number, number];
+  /**
+   * A dropped stream, or one whose node went down, tells its subscriber with an `error` (as a
+   * reset connection does) with this probability; else it falls silent (a half-open connection,
+   * or a Workers stream that ended with its request). Default 0: always silent.
+   */
+  readonly dropNotice?: number;
 }
 
-/** The weathers of the workload. */
+/**
+ * The weathers of the workload: `calm` has no fault at all, `faulty` some of each, `harsh` many.
+ * The first fields of `faulty` and `harsh` are what the named regression schedules were found
+ * with: changing them (or the order of draws in {@link drawFate}) re-seeds those schedules.
+ */
 export const WEATHERS = {
   calm: {
     delay: [0, 3],
@@ -53,6 +69,9 @@ export const WEATHERS = {
     lostReply: 0.03,
     serverError: 0.01,
     lostMessage: 0.1,
+    streamDrop: 0.05,
+    streamLife: [50, 5_000],
+    dropNotice: 0.5,
   },
   harsh: {
     delay: [0, 40],
@@ -64,6 +83,9 @@ export const WEATHERS = {
     lostReply: 0.08,
     serverError: 0.04,
     lostMessage: 0.3,
+    streamDrop: 0.2,
+    streamLife: [20, 3_000],
+    dropNotice: 0.5,
   },
 } as const satisfies Record<string, Weather>;
 
@@ -77,7 +99,7 @@ export interface Fate {
   readonly reset: boolean;
 }
 
-const pick = (random: Random, [min, max]: readonly [number, number]) => random.int(min, max);
+const pick = (random: Random, range: readonly [number, number]) => random.between(range);
 
 /**
  * Draw one request's fate.
@@ -101,4 +123,25 @@ export function drawFate(random: Random, weather: Weather): Fate {
   else if (roll < weather.lostRequest + weather.lostReply) outcome = "unheard";
   else if (roll < weather.lostRequest + weather.lostReply + weather.serverError) outcome = "error";
   return { toNode, back, outcome, reset };
+}
+
+/** When an open stream drops (ms after it opened) and whether its subscriber hears of it. */
+export interface StreamFate {
+  /** `undefined`: it lasts. */
+  readonly dropAfter: number | undefined;
+  /** The drop (or its node going down) is reported with an `error` event. */
+  readonly notice: boolean;
+}
+
+/**
+ * Draw an open stream's fate, from a stream of its own (so it shifts no request fate).
+ *
+ * @example
+ * const fate = drawStreamFate(random.split(`stream:${client}:${node}`), WEATHERS.harsh);
+ */
+export function drawStreamFate(random: Random, weather: Weather): StreamFate {
+  const drops = random.chance(weather.streamDrop ?? 0);
+  const life = random.between(weather.streamLife ?? [0, 0]);
+  const notice = random.chance(weather.dropNotice ?? 0);
+  return { dropAfter: drops ? life : undefined, notice };
 }

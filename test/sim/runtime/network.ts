@@ -1,201 +1,149 @@
 /**
- * The simulated network between clients and nodes: each client gets, per node, an object with the
- * library's node interface (`RedisLike` plus `subscribe`, as `@upstash/redis` offers), and every
- * request through it meets a seeded fate (see `fates.ts`) on its way to the node and back. Nodes
- * can be paused (requests wait), killed (connections refused) and restarted with or without their
- * data; streams drop when their node goes down. Wipes are recorded for the checker.
+ * The simulated network between one client and one node: {@link SimRedis} has the library's node
+ * interface (`RedisLike` plus `subscribe`, as `@upstash/redis` offers), and every request through
+ * it meets a seeded fate (see `fates.ts`) on its way to the node and back. A request runs on the
+ * node, atomically, at the virtual time it arrives there.
+ *
+ * Failures look as `@upstash/redis` reports them, since that is what the library classifies
+ * (src/node/classify.ts): a node's error is an `UpstashError`; a broken connection a `TypeError`
+ * "fetch failed" (a network error, which the library re-sends once); a lost request or reply
+ * without a reset never settles (the library's own timeout races it).
  *
  * @module
  */
 
 import type { RedisLike, SubscriberLike } from "../../../src/node/types";
-import { SCRIPTS } from "../../../src/scripts";
-import type { Wipe } from "../../safety/harness/history";
-import { type ScriptResult, SimNode } from "../node/sim-node";
-import { drawFate, type Weather } from "./fates";
+import { type Owner, SimCluster } from "./cluster";
+import { drawFate } from "./fates";
 import type { Random } from "./random";
-import type { Scheduler } from "./scheduler";
+import { SimSubscriber } from "./subscriber";
 
-type Listener = (data: unknown) => void;
-
-interface Subscription {
-  readonly channel: string;
-  readonly emit: (type: "subscribe" | "message" | "error", data: unknown) => void;
-}
-
-interface Host {
-  readonly node: SimNode;
-  state: "up" | "paused" | "down";
-  /** Requests that arrived while paused: run on resume, refused on kill. */
-  pending: Array<{ run: () => void; refuse: () => void }>;
-  readonly streams: Set<Subscription>;
-  /** Fates of the wake-up messages this node sends. */
-  readonly random: Random;
+/** Options of {@link SimRedis}. */
+export interface LinkOptions {
+  /** The client's number (names its random streams: `link:<client>:<node>`). */
+  readonly client: number;
+  /** The node's index in the cluster. */
+  readonly node: number;
+  readonly owner?: Owner | undefined;
 }
 
 /** A node request's error as `@upstash/redis` raises it (an `UpstashError`). */
-function serverError(message: string): Error {
+export function serverError(message: string): Error {
   const error = new Error(message);
   error.name = "UpstashError";
   return error;
 }
 
-/** A broken connection, as fetch reports it. */
-const connectionError = () => new TypeError("fetch failed");
+/** A broken connection, as fetch reports it (the library classifies it as a network error). */
+export const connectionError = (): Error => new TypeError("fetch failed");
 
-const SHA_OF = new Map(SCRIPTS.map((s) => [s.lua, s.sha1]));
+type Run = () => { ok: true; value: unknown } | { ok: false; error: string };
 
 /**
  * @example
- * const net = new SimNetwork(scheduler, random, 3, WEATHERS.faulty);
- * const nodes = [0, 1, 2].map((i) => net.link(clientId, i));
+ * const redis = new SimRedis(cluster, { client: 0, node: 2 });
+ * await redis.evalsha(ACQUIRE.sha1, keys, args); // rejects with an UpstashError "NOSCRIPT ..."
  */
-export class SimNetwork {
-  readonly hosts: Host[];
-  readonly wipes: Wipe[] = [];
+export class SimRedis implements RedisLike {
+  /** Fates of this link's requests (and, for the schedules found with it, its streams' opening). */
+  readonly random: Random;
+  readonly #label: string;
 
   constructor(
-    private readonly scheduler: Scheduler,
-    private readonly random: Random,
-    count: number,
-    private readonly weather: Weather,
-    /** Lua to run instead of a script, by its SHA-1 (mutants). */
-    private readonly overrides: ReadonlyMap<string, string> = new Map(),
+    private readonly cluster: SimCluster,
+    private readonly options: LinkOptions,
   ) {
-    this.hosts = Array.from({ length: count }, (_, i) => {
-      const host: Host = {
-        node: new SimNode({ now: () => scheduler.now }),
-        state: "up",
-        pending: [],
-        streams: new Set(),
-        random: random.split(`publish:${i}`),
-      };
-      host.node.onPublish = (channel, message) => this.#publish(host, channel, message);
-      return host;
+    this.random = cluster.random.split(`link:${options.client}:${options.node}`);
+    this.#label = `c${options.client}>n${options.node}`;
+  }
+
+  evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown> {
+    const { cluster, options } = this;
+    return this.#request(`evalsha ${cluster.scriptName(sha1)}`, keys, () =>
+      cluster.evalsha(options.node, sha1, keys, args),
+    );
+  }
+
+  eval(script: string, keys: string[], args: string[]): Promise<unknown> {
+    const { cluster, options } = this;
+    return this.#request(`eval ${cluster.scriptName(script)}`, keys, () =>
+      cluster.eval(options.node, script, keys, args),
+    );
+  }
+
+  /** Open a wake-up stream on this node (see `subscriber.ts`). */
+  subscribe(channel: string): SubscriberLike {
+    const { cluster, options } = this;
+    return new SimSubscriber(cluster, {
+      node: options.node,
+      channel,
+      random: this.random,
+      fates: cluster.random.split(`stream:${options.client}:${options.node}`),
+      owner: options.owner,
+      label: this.#label,
     });
   }
 
-  /** Client `client`'s view of node `index`. */
-  link(client: number, index: number): RedisLike & { subscribe(channel: string): SubscriberLike } {
-    const random = this.random.split(`link:${client}:${index}`);
-    const host = this.hosts[index] as Host;
-    const request = (run: (node: SimNode) => ScriptResult) => this.#request(host, random, run);
-    return {
-      evalsha: (sha, keys, args) =>
-        request((node) => {
-          const mutant = this.overrides.get(sha);
-          if (mutant === undefined || !node.knows(sha)) return node.evalsha(sha, keys, args);
-          return node.eval(mutant, keys, args, sha);
-        }),
-      eval: (source, keys, args) =>
-        request((node) => {
-          const sha = SHA_OF.get(source);
-          const mutant = sha === undefined ? undefined : this.overrides.get(sha);
-          return mutant === undefined
-            ? node.eval(source, keys, args)
-            : node.eval(mutant, keys, args, sha);
-        }),
-      subscribe: (channel) => this.#subscribe(host, random, channel),
-    };
-  }
-
-  pause(index: number): void {
-    const host = this.hosts[index] as Host;
-    if (host.state === "up") host.state = "paused";
-  }
-
-  resume(index: number): void {
-    const host = this.hosts[index] as Host;
-    if (host.state !== "paused") return;
-    host.state = "up";
-    const pending = host.pending;
-    host.pending = [];
-    for (const p of pending) p.run();
-  }
-
-  /** Kill node `index` and bring it back after `downMs`, with its data or empty. */
-  restart(index: number, keepData: boolean, downMs: number): void {
-    const host = this.hosts[index] as Host;
-    const at = this.scheduler.now;
-    host.state = "down";
-    const pending = host.pending;
-    host.pending = [];
-    for (const p of pending) p.refuse();
-    host.streams.clear();
-    this.scheduler.after(downMs, () => {
-      host.node.restart(keepData);
-      host.state = "up";
-      if (!keepData) this.wipes.push({ node: index, at, backAt: this.scheduler.now });
-    });
-  }
-
-  #request(host: Host, random: Random, run: (node: SimNode) => ScriptResult): Promise<unknown> {
-    const { scheduler } = this;
-    const fate = drawFate(random, this.weather);
+  #request(what: string, keys: string[], run: Run): Promise<unknown> {
+    const { cluster } = this;
+    const { scheduler, trace } = cluster;
+    const owner = this.options.owner;
+    const label = this.#label;
+    // Drawn now, in the order of the link's requests: the draws of a link never depend on what
+    // other links or the nodes do.
+    const fate = drawFate(this.random, cluster.weather);
+    trace?.(`${label} ${what} ${keys[0] ?? ""} fate=${fate.outcome}/${fate.toNode}/${fate.back}`);
     return new Promise((resolve, reject) => {
+      // A dead client's code must never run again (its realm may serve another client now).
+      const fail = (error: Error) => {
+        if (owner?.dead) return;
+        trace?.(`${label} ${what} failed: ${error.name} ${error.message}`);
+        reject(error);
+      };
       if (fate.outcome === "lost") {
-        if (fate.reset) scheduler.after(fate.toNode, () => reject(connectionError()));
+        if (fate.reset) scheduler.after(fate.toNode, () => fail(connectionError()));
         return;
       }
-      const refuse = () => scheduler.after(fate.back, () => reject(connectionError()));
+      const refuse = () => scheduler.after(fate.back, () => fail(connectionError()));
       const execute = () => {
         if (fate.outcome === "error") {
-          scheduler.after(fate.back, () => reject(serverError("ERR simulated server error")));
+          scheduler.after(fate.back, () => fail(serverError("ERR simulated server error")));
           return;
         }
-        const result = run(host.node);
+        const result = run();
+        trace?.(`${label} ${what} ran: ${result.ok ? JSON.stringify(result.value) : result.error}`);
         if (fate.outcome === "unheard") {
           if (fate.reset) refuse();
           return;
         }
-        scheduler.after(fate.back, () =>
-          result.ok ? resolve(result.value) : reject(serverError(result.error)),
-        );
+        scheduler.after(fate.back, () => {
+          if (!result.ok) fail(serverError(result.error));
+          else if (!owner?.dead) resolve(result.value);
+        });
       };
-      scheduler.after(fate.toNode, () => {
-        if (host.state === "down") refuse();
-        else if (host.state === "paused") host.pending.push({ run: execute, refuse });
-        else execute();
-      });
+      scheduler.after(fate.toNode, () =>
+        cluster.arrive(this.options.node, { run: execute, refuse }),
+      );
     });
   }
+}
 
-  #subscribe(host: Host, random: Random, channel: string): SubscriberLike {
-    const listeners = new Map<string, Listener[]>();
-    const emit = (type: "subscribe" | "message" | "error", data: unknown) => {
-      for (const listener of listeners.get(type) ?? []) listener(data);
-    };
-    const stream: Subscription = { channel, emit };
-    let closed = false;
-    const [min, max] = this.weather.delay;
-    this.scheduler.after(random.int(min, max), () => {
-      if (closed) return;
-      if (host.state !== "up" || random.chance(this.weather.lostMessage)) {
-        emit("error", connectionError());
-        return;
-      }
-      host.streams.add(stream);
-      emit("subscribe", 1);
-    });
-    return {
-      on: (type, listener) => {
-        listeners.set(type, [...(listeners.get(type) ?? []), listener]);
-      },
-      unsubscribe: async () => {
-        closed = true;
-        host.streams.delete(stream);
-      },
-    };
-  }
-
-  #publish(host: Host, channel: string, message: string): void {
-    const { random } = host;
-    for (const stream of host.streams) {
-      if (stream.channel !== channel || random.chance(this.weather.lostMessage)) continue;
-      const [min, max] = this.weather.delay;
-      this.scheduler.after(random.int(min, max), () => {
-        if (host.streams.has(stream)) stream.emit("message", { channel, message });
-      });
-    }
+/**
+ * The nodes of a schedule ({@link SimCluster}) plus the clients' links to them.
+ *
+ * @example
+ * const net = new SimNetwork(scheduler, random.split("net"), 3, WEATHERS.faulty);
+ * const nodes = [0, 1, 2].map((n) => net.link(client.id, n, client));
+ * client.lib.createLocks({ nodes });
+ */
+export class SimNetwork extends SimCluster {
+  /**
+   * Client `client`'s connection to node `index`, with its own random stream of fates. `owner`
+   * (the client): once it is dead, nothing reaches its code any more (no reply, no wake-up), so
+   * its pooled realm can serve the next client.
+   */
+  link(client: number, index: number, owner?: Owner): SimRedis {
+    this.host(index);
+    return new SimRedis(this, { client, node: index, owner });
   }
 }

@@ -5,6 +5,13 @@
  * the next event, so the library's code between two timers runs at one instant, as it would on a
  * fast machine.
  *
+ * Why one `setImmediate` per event is enough: Node drains the whole microtask queue (and
+ * `process.nextTick`) after every callback, including jobs queued while draining, before it
+ * reaches the check phase where `setImmediate` callbacks run. Contexts made with `node:vm` share
+ * the isolate's microtask queue (unless created with `microtaskMode: "afterEvaluate"`, which the
+ * realms do not use), so promise chains that cross realms are drained too. Only work waiting on a
+ * real macrotask (a real timer, I/O) would escape, and the realms have no access to any.
+ *
  * @module
  */
 
@@ -23,29 +30,47 @@ export interface Scheduled {
 /** Where virtual epoch time starts (2026-01-01): realistic magnitudes for epoch-ms arguments. */
 export const EPOCH = 1_767_225_600_000;
 
+/** Why {@link Scheduler.run} returned: no event left, the time limit, or the event limit. */
+export type StopReason = "idle" | "until" | "maxEvents";
+
+/** Limits of one {@link Scheduler.run}. */
+export interface RunLimits {
+  /** Virtual epoch ms: events later than this stay queued. */
+  readonly until: number;
+  /** Events to run at most in total (a livelock guard: counts `Scheduler.events`). */
+  readonly maxEvents: number;
+}
+
 const drain = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * @example
  * const scheduler = new Scheduler();
  * scheduler.after(10, () => console.log(scheduler.now));
- * await scheduler.run({ until: EPOCH + 60_000 });
+ * await scheduler.run({ until: EPOCH + 60_000, maxEvents: 10_000 });
  */
 export class Scheduler {
   /** Virtual epoch ms. */
   now = EPOCH;
   /** Events run so far. */
   events = 0;
+  /** Why the last {@link run} returned. */
+  stopped: StopReason | undefined;
   readonly #heap: Event[] = [];
   #seq = 0;
+  #live = 0;
 
   /** Run `fn` at virtual time `at` (not before now). */
   at(at: number, fn: () => void): Scheduled {
+    if (Number.isNaN(at)) throw new RangeError("an event at NaN");
     const event: Event = { at: Math.max(at, this.now), seq: this.#seq++, fn, cancelled: false };
     this.#push(event);
+    this.#live++;
     return {
       cancel: () => {
+        if (event.cancelled) return;
         event.cancelled = true;
+        this.#live--;
       },
     };
   }
@@ -60,19 +85,32 @@ export class Scheduler {
     return new Promise((resolve) => this.after(ms, resolve));
   }
 
+  /** Events scheduled and neither run nor cancelled. */
+  get pending(): number {
+    return this.#live;
+  }
+
   /**
    * Run events until none is left, or the next one is after `until`, or `maxEvents` ran (a
-   * livelock guard). Returns whether the queue ran empty.
+   * livelock guard). Returns whether the queue ran empty ({@link stopped} says why not). An
+   * exception thrown by an event propagates (as an uncaught one would end a process).
    */
-  async run(limits: { until: number; maxEvents: number }): Promise<boolean> {
+  async run(limits: RunLimits): Promise<boolean> {
     await drain();
     for (;;) {
       const event = this.#pop();
-      if (event === undefined) return true;
+      if (event === undefined) {
+        this.stopped = "idle";
+        return true;
+      }
       if (event.at > limits.until || this.events >= limits.maxEvents) {
         this.#push(event);
+        this.stopped = event.at > limits.until ? "until" : "maxEvents";
         return false;
       }
+      this.#live--;
+      // Marked so that a late cancel() of a handle whose event ran does not count it twice.
+      event.cancelled = true;
       this.now = event.at;
       this.events++;
       event.fn();

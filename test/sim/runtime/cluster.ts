@@ -1,0 +1,215 @@
+/**
+ * The simulated nodes of a schedule and what happens to them: N {@link SimNode}s on the
+ * scheduler's clock, each up, paused (requests wait and run on resume, as on a stopped process
+ * whose socket buffers fill) or down (killed: connections are refused), with the node faults
+ * (pause, resume, kill, restart with or without data) and the fan-out of PUBLISH to the wake-up
+ * streams open on that node. Every restart that lost the data is recorded for the checker.
+ *
+ * The clients' side of the network (request fates, streams) is `network.ts`, whose `SimNetwork`
+ * is this cluster plus the clients' links to it.
+ *
+ * @module
+ */
+
+import { SCRIPTS } from "../../../src/scripts";
+import type { Wipe } from "../../safety/harness/history";
+import { type ScriptResult, SimNode } from "../node/sim-node";
+import type { Weather } from "./fates";
+import type { Random } from "./random";
+import type { Scheduler } from "./scheduler";
+
+/** Up, paused (requests queue until resumed) or down (requests are refused). */
+export type NodeState = "up" | "paused" | "down";
+
+/** A request that reached a node: run it (now, or on resume), or refuse it (the node died). */
+export interface Arrival {
+  run(): void;
+  refuse(): void;
+}
+
+/** A wake-up stream open on a node (see `subscriber.ts`). */
+export interface NodeStream {
+  readonly channel: string;
+  /** A PUBLISH on its channel reached the client. */
+  deliver(message: string): void;
+  /** Its node went down: the connection is gone. */
+  broken(): void;
+}
+
+/** One node and its condition. */
+export interface Host {
+  readonly node: SimNode;
+  state: NodeState;
+  /** Requests that arrived while paused: run on resume, refused on kill. */
+  pending: Arrival[];
+  readonly streams: Set<NodeStream>;
+  /** Fates of the wake-up messages this node sends. */
+  readonly random: Random;
+  /** When {@link SimCluster.kill} took it down (a later restart's wipe starts there). */
+  killedAt: number | undefined;
+}
+
+/** The client a link belongs to: once dead, no reply or wake-up reaches its code any more. */
+export interface Owner {
+  readonly dead: boolean;
+}
+
+/** The SHA-1 and name of each of the library's scripts, by source. */
+const SHA_OF = new Map(SCRIPTS.map((s) => [s.lua, s.sha1]));
+const NAME_OF = new Map(SCRIPTS.map((s) => [s.sha1, s.name]));
+
+/**
+ * @example
+ * const cluster = new SimCluster(scheduler, random.split("net"), 3, WEATHERS.harsh);
+ * scheduler.after(500, () => cluster.restart(1, false, 200));
+ */
+export class SimCluster {
+  readonly hosts: Host[];
+  readonly wipes: Wipe[] = [];
+
+  constructor(
+    readonly scheduler: Scheduler,
+    /** Root of every link's, stream's and node's random stream. */
+    readonly random: Random,
+    count: number,
+    readonly weather: Weather,
+    /** Lua to run instead of a script, by its SHA-1 (mutants). */
+    private readonly overrides: ReadonlyMap<string, string> = new Map(),
+    /** Called with one line per request, reply, publish and node fault (for replay traces). */
+    readonly trace?: ((line: string) => void) | undefined,
+  ) {
+    this.hosts = Array.from({ length: count }, (_, i) => {
+      const host: Host = {
+        node: new SimNode({ now: () => scheduler.now }),
+        state: "up",
+        pending: [],
+        streams: new Set(),
+        random: random.split(`publish:${i}`),
+        killedAt: undefined,
+      };
+      host.node.onPublish = (channel, message) => this.#publish(i, host, channel, message);
+      return host;
+    });
+  }
+
+  /** The host of node `index`. */
+  host(index: number): Host {
+    const host = this.hosts[index];
+    if (host === undefined) throw new RangeError(`no node ${index}`);
+    return host;
+  }
+
+  /** A request reaches node `index` now: it runs, waits for a resume, or is refused. */
+  arrive(index: number, arrival: Arrival): void {
+    const host = this.host(index);
+    if (host.state === "down") arrival.refuse();
+    else if (host.state === "paused") host.pending.push(arrival);
+    else arrival.run();
+  }
+
+  /** EVALSHA on node `index` (atomic, at the current virtual time), or its mutant. */
+  evalsha(index: number, sha: string, keys: string[], args: string[]): ScriptResult {
+    const { node } = this.host(index);
+    const mutant = this.overrides.get(sha);
+    if (mutant === undefined || !node.knows(sha)) return node.evalsha(sha, keys, args);
+    return node.eval(mutant, keys, args, sha);
+  }
+
+  /** EVAL on node `index`, or the mutant of that script (cached under the real SHA-1). */
+  eval(index: number, source: string, keys: string[], args: string[]): ScriptResult {
+    const { node } = this.host(index);
+    const sha = SHA_OF.get(source);
+    const mutant = sha === undefined ? undefined : this.overrides.get(sha);
+    return mutant === undefined ? node.eval(source, keys, args) : node.eval(mutant, keys, args, sha);
+  }
+
+  /** The library's name for a script (`acquire`, ...), by SHA-1 or source, for traces. */
+  scriptName(shaOrSource: string): string {
+    return NAME_OF.get(SHA_OF.get(shaOrSource) ?? shaOrSource) ?? "script";
+  }
+
+  /** Stop node `index` (SIGSTOP): requests wait until {@link resume}. */
+  pause(index: number): void {
+    const host = this.host(index);
+    if (host.state !== "up") return;
+    host.state = "paused";
+    this.trace?.(`n${index} paused`);
+  }
+
+  /** Continue node `index`: the requests that waited run, in the order they arrived. */
+  resume(index: number): void {
+    const host = this.host(index);
+    if (host.state !== "paused") return;
+    host.state = "up";
+    this.trace?.(`n${index} resumed (${host.pending.length} waiting)`);
+    const pending = host.pending;
+    host.pending = [];
+    for (const p of pending) p.run();
+  }
+
+  /** Kill node `index`: waiting requests and open streams break, new requests are refused. */
+  kill(index: number): void {
+    const host = this.host(index);
+    if (host.state !== "down") host.killedAt = this.scheduler.now;
+    this.#down(index, host);
+  }
+
+  /**
+   * Restart node `index` after `downMs` down (killing it now unless {@link kill} did), with its
+   * data or empty; the script cache is always empty afterwards. An empty restart is recorded in
+   * {@link wipes} from when it went down to when it answered again.
+   */
+  restart(index: number, keepData: boolean, downMs = 0): void {
+    const host = this.host(index);
+    const at = host.state === "down" && host.killedAt !== undefined ? host.killedAt : undefined;
+    const from = at ?? this.scheduler.now;
+    this.#down(index, host);
+    this.scheduler.after(downMs, () => {
+      host.node.restart(keepData);
+      host.state = "up";
+      host.killedAt = undefined;
+      this.trace?.(`n${index} up ${keepData ? "with its data" : "empty"}`);
+      if (!keepData) this.wipes.push({ node: index, at: from, backAt: this.scheduler.now });
+    });
+  }
+
+  /** Whether a stream on node `index` can open now; then it receives the channel's messages. */
+  attach(index: number, stream: NodeStream): boolean {
+    const host = this.host(index);
+    if (host.state !== "up") return false;
+    host.streams.add(stream);
+    return true;
+  }
+
+  /** Stop delivering to `stream` (unsubscribed or dropped). */
+  detach(index: number, stream: NodeStream): void {
+    this.host(index).streams.delete(stream);
+  }
+
+  /** Whether `stream` still receives node `index`'s messages. */
+  attached(index: number, stream: NodeStream): boolean {
+    return this.host(index).streams.has(stream);
+  }
+
+  #down(index: number, host: Host): void {
+    host.state = "down";
+    this.trace?.(`n${index} down`);
+    const pending = host.pending;
+    host.pending = [];
+    for (const p of pending) p.refuse();
+    const streams = [...host.streams];
+    host.streams.clear();
+    for (const stream of streams) stream.broken();
+  }
+
+  #publish(index: number, host: Host, channel: string, message: string): void {
+    const { random } = host;
+    this.trace?.(`n${index} publish ${channel} ${message}`);
+    for (const stream of host.streams) {
+      if (stream.channel !== channel || random.chance(this.weather.lostMessage)) continue;
+      this.scheduler.after(random.between(this.weather.delay), () => {
+        if (host.streams.has(stream)) stream.deliver(message);
+      });
+    }
+  }
+}
