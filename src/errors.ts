@@ -9,6 +9,8 @@
  * @module
  */
 
+import { describeNodes } from "./quorum/report";
+
 /**
  * What one node answered in one round (acquire, extend, release, fence raise, inspect).
  *
@@ -90,10 +92,28 @@ export class LockBusyError extends LockError {
   readonly retryAfter: number;
 
   constructor(key: string, retryAfter: number, options: LockErrorOptions = {}) {
-    super(`lock "${key}" is busy; the holder's grant ends in ${retryAfter} ms`, options);
+    super(busyMessage(key, retryAfter, options.outcomes ?? []), options);
     this.key = key;
     this.retryAfter = retryAfter;
   }
+}
+
+/**
+ * `lock "k" is busy: held on 2 of 3 nodes, free in at most 4200 ms (node 0 (…): held by another
+ * caller for 4200 ms more; …)`; a finished `once()` job says so; without outcomes (the caller
+ * waited behind a grant of its own `Locks`) only the time is known.
+ */
+function busyMessage(key: string, retryAfter: number, outcomes: readonly NodeOutcome[]): string {
+  const asked = outcomes.length;
+  const done = outcomes.filter((o) => o.status === "done").length;
+  const held = outcomes.filter((o) => o.status === "held").length;
+  const nodes = describeNodes(outcomes);
+  const detail = nodes === "" ? "" : ` (${nodes})`;
+  if (done > 0) {
+    return `lock "${key}" is busy: its once() job is done (done marker on ${done} of ${asked} nodes, kept ${retryAfter} ms more)${detail}`;
+  }
+  if (asked === 0) return `lock "${key}" is busy; the holder's grant ends in ${retryAfter} ms`;
+  return `lock "${key}" is busy: held on ${held} of ${asked} nodes asked, free in at most ${retryAfter} ms${detail}`;
 }
 
 /**
@@ -173,12 +193,15 @@ export class ConfigurationError extends LockError {
 }
 
 /** How a request to one node failed. */
-export type TransportErrorKind = "timeout" | "network" | "server" | "reply";
+export type TransportErrorKind = "timeout" | "network" | "server" | "reply" | "auth";
 
 /**
  * One request to one node failed: `"timeout"` (no answer in time), `"network"` (connection refused,
  * reset, DNS), `"server"` (the node answered with an error), `"reply"` (unparsable or wrong-shaped
- * reply). Names the node by `node` index and `host`, never by token or full URL. Found in
+ * reply), `"auth"` (the node rejected the token, HTTP 401/403: a configuration fault that no retry
+ * fixes). The message says what happened in words: `node 1 (eu1-x.upstash.io): no answer within
+ * 500 ms`, `… unreachable (fetch failed: ECONNREFUSED)`, `… rejected the token (HTTP 401
+ * Unauthorized): check this node's token`, `… error reply: ERR …`, `… unexpected reply (…)`. Names the node by `node` index and `host`, never by token or full URL. Found in
  * `NodeOutcome.error`.
  *
  * @example

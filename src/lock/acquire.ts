@@ -2,7 +2,14 @@ import type { LockError, NodeOutcome } from "../errors";
 import type { ResolvedCall } from "../options";
 import { drift } from "../quorum/validity";
 import type { Keys, LockCore } from "./core";
-import { budgetShortfall, cleanup, failureOf, isDone, unheardFailure } from "./failure";
+import {
+  budgetShortfall,
+  cleanup,
+  failureOf,
+  isDone,
+  tokensRuleOutMajority,
+  unheardFailure,
+} from "./failure";
 import { type Holds, holdsOf } from "./holds";
 import { judge, look } from "./look";
 import { Pacing } from "./pacing";
@@ -146,7 +153,10 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
         lastWhy = why;
       }
       const now = performance.now();
-      if (now >= waitUntil || markerOutlasts(outcomes, waitUntil - now)) throw lastError;
+      // A wrong token on enough nodes is a configuration fault: no retry can fix it.
+      const hopeless =
+        markerOutlasts(outcomes, waitUntil - now) || tokensRuleOutMajority(core, outcomes);
+      if (now >= waitUntil || hopeless) throw lastError;
       const refusal = { outcomes, error: lastError, failedProbe, busy };
       const delay = pacing.plan(refusal, waitUntil, budget, roundCost + n);
       // From the first failed look on, wait in line with the other callers of this instance.

@@ -77,6 +77,8 @@ export class LockCore {
   readonly lines = new LocalLines();
   /** Wake-up subscriptions to wait rooms, shared by this instance's callers. */
   readonly wake = new WakeChannels();
+  /** Nodes whose last answer rejected the token (see `#watched`). */
+  readonly #rejecting = new Set<number>();
 
   constructor(readonly options: ResolvedOptions) {
     this.nodes = options.nodes;
@@ -100,10 +102,33 @@ export class LockCore {
     start: (signal: AbortSignal | undefined) => Promise<Round<T>>,
   ): Promise<Round<T>> {
     // Every request adds an abort listener to the signal; runtimes warn beyond ten.
-    if (this.nodes.length > SHARED_TIMER_MAX_NODES) return start(undefined);
+    if (this.nodes.length > SHARED_TIMER_MAX_NODES) return this.#watched(start(undefined));
     const timer = roundTimer(timeoutMs);
     const round = start(timer.signal);
     void round.then((r) => r.settled).then(timer.clear);
+    return this.#watched(round);
+  }
+
+  /**
+   * Tell `onEvent` when a node starts rejecting the token (HTTP 401/403), once until it answers
+   * again: with a minority misconfigured every acquire still succeeds, and the quorum would lose
+   * its fault tolerance without anyone noticing.
+   */
+  #watched<T>(round: Promise<Round<T>>): Promise<Round<T>> {
+    void round
+      .then((r) => r.settled)
+      .then((outcomes) => {
+        for (const o of outcomes) {
+          const rejected = o.error?.kind === "auth";
+          if (rejected && !this.#rejecting.has(o.index)) {
+            this.#rejecting.add(o.index);
+            const message = o.error?.message ?? "rejected the token";
+            this.emit({ type: "rejected", index: o.index, host: o.host, message });
+          } else if (!rejected && o.status !== "pending") {
+            this.#rejecting.delete(o.index);
+          }
+        }
+      });
     return round;
   }
 
@@ -165,7 +190,7 @@ export class LockCore {
     const args = [token, String(ttl), this.options.fencing ? "1" : "0", ...waiter];
     const node = this.nodes[position] as RestNode;
     const acquire = (only: RestNode) => this.acquireOn(only, keys, args, timeoutMs, budget);
-    return fanOut([node], acquire, { quorum: 1, isFor: isOk });
+    return this.#watched(fanOut([node], acquire, { quorum: 1, isFor: isOk }));
   }
 
   /**

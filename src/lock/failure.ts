@@ -7,14 +7,19 @@ import {
   QuorumError,
 } from "../errors";
 import type { Round } from "../quorum/fanout";
+import { configurationFault, describeNodes, isRejected, isUnanswered } from "../quorum/report";
 import { bestValidity, freeAfter } from "../quorum/validity";
 import type { Keys, LockCore } from "./core";
 import { holdsOf } from "./holds";
 import type { LocalLine } from "./queue";
 
 /**
- * Why the budget cannot cover one more round (time beyond `reserve`, minimum validity, or
- * `requests` subrequests: a round's cost plus N for the release), or `undefined` when it can.
+ * Why the budget cannot cover one more round, or `undefined` when it can. A round is only worth
+ * starting when, after it, the grant would still be useful: beyond `reserve`, the time left must
+ * cover the round at its slowest (one request timeout) plus `minValidity` before the lock's
+ * signal aborts at the deadline; the TTL must allow `minValidity`; and `requests` subrequests
+ * must be left (a round's cost plus N for the release). Without this, `budget.within(10)` would
+ * grant a lock whose signal aborts before any work could start.
  */
 export function budgetShortfall(
   core: LockCore,
@@ -26,9 +31,12 @@ export function budgetShortfall(
   const remaining = budget.remaining();
   const left = budget.remainingSubrequests();
   const { driftFactor, minValidity } = core.options;
+  const useful = core.timeoutFor(ttl) + Math.max(1, minValidity);
   let why: string | undefined;
   if (remaining - reserve <= 0) {
     why = `${Math.round(remaining)} ms left, ${reserve} ms reserved for the work`;
+  } else if (remaining - reserve < useful) {
+    why = `${Math.round(remaining)} ms left${reserve > 0 ? ` (${reserve} ms reserved for the work)` : ""}; a useful grant needs ${useful} ms: a round of up to ${core.timeoutFor(ttl)} ms plus minValidity (${minValidity} ms)`;
   } else if (bestValidity(ttl, driftFactor) < Math.max(1, minValidity)) {
     why = `a ${ttl} ms grant could not reach minValidity (${minValidity} ms)`;
   } else if (left < requests) {
@@ -75,11 +83,16 @@ export async function cleanup(
 export const isDone = (o: NodeOutcome): boolean => o.status === "done";
 
 /**
- * The error for a failed look: busy whenever a node holds a done marker (a finished `once()` job
- * keeps its key until the marker expires; `retryAfter` = the marker's PTTL); a `QuorumError` when
- * failures alone rule out a majority (or the round failed for a reason of its own, `why`);
- * otherwise, if another holder answered, busy. `outcomes` may cover some nodes only (a probe):
- * the nodes not asked count neither as failed nor as busy.
+ * The error for a failed look (docs/SAFETY.md §6, "honest failures"):
+ *
+ * - busy whenever a node holds a done marker (a finished `once()` job keeps its key until the
+ *   marker expires; `retryAfter` = the marker's PTTL);
+ * - busy when the nodes that refused because another caller holds the key rule out a majority on
+ *   their own, or when a probe (`outcomes` covering some nodes only, none failed) found it held;
+ * - otherwise a `QuorumError`: failures (and nodes still pending, which are unknown, not busy)
+ *   decided the round, or it failed for a reason of its own (`why`). Its message names every node
+ *   that answered against it, with the reason in words, a configuration fault (rejected tokens)
+ *   first.
  */
 export function failureOf(
   core: LockCore,
@@ -88,8 +101,9 @@ export function failureOf(
   why: string | undefined,
   cause?: unknown,
 ): LockError {
+  const n = core.nodes.length;
   const held = outcomes.filter((o) => o.status === "held");
-  const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
+  const unanswered = outcomes.filter(isUnanswered).length;
   const options = cause === undefined ? { outcomes } : { outcomes, cause };
   const markers = outcomes.filter(isDone).map((o) => o.pttl ?? -1);
   if (markers.length > 0) {
@@ -97,8 +111,8 @@ export function failureOf(
     const retryAfter = kept.length > 0 ? Math.max(...kept) : core.options.retryDelayMax;
     return new LockBusyError(key, retryAfter, options);
   }
-  const majorityPossible = failed <= core.nodes.length - core.quorum;
-  if (held.length > 0 && why === undefined && majorityPossible) {
+  const probe = outcomes.length < n && unanswered === 0;
+  if (why === undefined && held.length > 0 && (held.length > n - core.quorum || probe)) {
     const granted = outcomes.filter((o) => o.status === "ok").length;
     const pttls = held.map((o) => o.pttl ?? -1);
     const expiring = pttls.filter((p) => p >= 0);
@@ -109,9 +123,25 @@ export function failureOf(
       (expiring.length > 0 ? Math.max(...expiring) : core.options.retryDelayMax);
     return new LockBusyError(key, retryAfter, options);
   }
-  const message =
-    why ?? `no majority: ${failed} of ${outcomes.length} nodes failed, ${held.length} busy`;
+  const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
+  const summary =
+    why ??
+    `no majority (${core.quorum} of ${n} nodes needed; ${failed} failed, ${held.length} held)`;
+  const nodes = describeNodes(outcomes);
+  const fix = configurationFault(outcomes);
+  const message = `${fix === undefined ? "" : `${fix}. `}${summary}${nodes === "" ? "" : `: ${nodes}`}`;
   return new QuorumError(key, message, options);
+}
+
+/**
+ * The nodes that rejected the token rule out a majority on their own: no retry can succeed, so
+ * waiting stops at once (a wrong token is a configuration fault, not an outage).
+ *
+ * @example
+ * if (tokensRuleOutMajority(core, outcomes)) throw lastError;
+ */
+export function tokensRuleOutMajority(core: LockCore, outcomes: readonly NodeOutcome[]): boolean {
+  return outcomes.filter(isRejected).length > core.nodes.length - core.quorum;
 }
 
 /**

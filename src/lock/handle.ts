@@ -2,6 +2,7 @@ import type { Budget } from "../budget/budget";
 import { ConfigurationError, LockLostError, type NodeOutcome, QuorumError } from "../errors";
 import { MAX_LEASE } from "../options";
 import type { Round } from "../quorum/fanout";
+import { configurationFault, describeNodes, nodeName, reasonOf } from "../quorum/report";
 import { drift, validity } from "../quorum/validity";
 import type { CasReply } from "../scripts";
 import type { Grant } from "./acquire";
@@ -24,6 +25,8 @@ export interface CompleteResult {
 
 /** Set by the class's static block: the one way in to a handle's private completion. */
 let completeHandle: (handle: LockHandle, retention: number) => Promise<CompleteResult>;
+/** Every node's answer to a handle's release (set in the class's static block). */
+let releaseSettledOf: (handle: LockHandle) => Promise<unknown>;
 
 /**
  * A held lock (see {@link Lock}). Keeps its validity end on the monotonic clock, arms a timer that
@@ -50,6 +53,8 @@ export class LockHandle implements Lock {
   #extendTimer: ReturnType<typeof setTimeout> | undefined;
   #extending: Promise<ExtendResult> | undefined;
   #releasing: Promise<ReleaseResult> | undefined;
+  /** Every node's answer to the release (or its timeout), once the release was sent. */
+  #releaseSettled: Promise<unknown> = Promise.resolve();
   /** An extension found our token gone or taken over on a majority. */
   #gone = false;
   #completing: Promise<CompleteResult> | undefined;
@@ -59,6 +64,7 @@ export class LockHandle implements Lock {
       handle.#completing ??= handle.#completeOnce(retention);
       return handle.#completing;
     };
+    releaseSettledOf = (handle) => handle.#releaseSettled;
   }
 
   constructor(core: LockCore, grant: Grant, budget: Budget | undefined, autoExtend: boolean) {
@@ -205,11 +211,15 @@ export class LockHandle implements Lock {
     if (gone > n - core.quorum) this.#gone = true;
     if (round.ok || gone > n - core.quorum) {
       core.emit({ type: "extend", key: this.key, result: "lost", durationMs, outcomes });
+      const lostOn = outcomes
+        .filter((o) => o.status === "absent" || o.status === "held")
+        .map((o) => `${nodeName(o)}: ${o.status === "absent" ? "our token is gone" : reasonOf(o)}`)
+        .join("; ");
       const error = new LockLostError(
         this.key,
         round.ok
           ? "the extension took longer than its TTL"
-          : `expired or taken over on ${gone} of ${n} nodes`,
+          : `expired or taken over on ${gone} of ${n} nodes (${lostOn})`,
         { outcomes },
       );
       this.#lose("lost", error);
@@ -217,9 +227,9 @@ export class LockHandle implements Lock {
     }
     core.emit({ type: "extend", key: this.key, result: "unavailable", durationMs, outcomes });
     const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
-    throw new QuorumError(this.key, `extension failed: ${failed} of ${n} nodes failed`, {
-      outcomes,
-    });
+    const fix = configurationFault(outcomes);
+    const why = `extension failed: ${failed} of ${n} nodes failed: ${describeNodes(outcomes)}`;
+    throw new QuorumError(this.key, fix === undefined ? why : `${fix}. ${why}`, { outcomes });
   }
 
   release(): Promise<ReleaseResult> {
@@ -290,6 +300,7 @@ export class LockHandle implements Lock {
       releasing = core.releaseRound(keys, token, timeoutMs, this.#budget, scope);
     }
     this.#grant.local.end();
+    this.#releaseSettled = releasing.then((r) => r.settled);
     const round = await releasing;
     const { outcomes } = round;
     const status = !round.ok
@@ -301,6 +312,22 @@ export class LockHandle implements Lock {
     core.emit({ type: "release", key: this.key, result: status, durationMs, outcomes });
     return { status, outcomes };
   }
+}
+
+/**
+ * Release `lock` and resolve only once every node answered the release or timed out (each
+ * request is bounded by the request timeout), not as soon as a majority did like
+ * `lock.release()`. For runtimes that freeze or end the invocation when the handler returns
+ * (Lambda, a Worker's `waitUntil`): a request still in flight then would leave the key on that
+ * node until its TTL ran out. A lock not from `createLocks` is only released.
+ *
+ * @example
+ * try { return await work(lock); } finally { await releaseSettled(lock); }
+ */
+export async function releaseSettled(lock: Lock): Promise<ReleaseResult> {
+  const result = await lock.release();
+  if (lock instanceof LockHandle) await releaseSettledOf(lock);
+  return result;
 }
 
 /** Whether {@link complete} can finish `lock` (it came from `createLocks`). */

@@ -217,6 +217,18 @@ export type LockEvent =
       readonly key: string;
       readonly reason: "lost" | "validity" | "deadline";
       readonly outcomes: readonly NodeOutcome[];
+    }
+  | {
+      /**
+       * Node `index` rejected the token (HTTP 401/403): sent once, again only after the node
+       * answered normally in between. With a minority misconfigured, locks still work but the
+       * quorum tolerates fewer failures; with a majority, every acquire fails at once.
+       */
+      readonly type: "rejected";
+      readonly index: number;
+      readonly host: string;
+      /** What the node said, e.g. `node 2 (h): rejected the token (HTTP 401 Unauthorized): …`. */
+      readonly message: string;
     };
 
 /**

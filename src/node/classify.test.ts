@@ -23,7 +23,7 @@ describe("classify", () => {
     );
     const server = classify(1, "h:1", upstash, undefined);
     expect(server.kind).toBe("server");
-    expect(server.message).toBe("node 1 (h:1): NOSCRIPT No matching script");
+    expect(server.message).toBe("node 1 (h:1): error reply: NOSCRIPT No matching script");
     expect(JSON.stringify(server)).not.toContain(LOCK_TOKEN);
     expect(String((server.cause as Error).message)).not.toContain(LOCK_TOKEN);
 
@@ -39,13 +39,36 @@ describe("classify", () => {
     });
     const network = classify(2, "h", reset, undefined);
     expect(network.kind).toBe("network");
-    expect(network.message).toContain("ECONNRESET");
+    expect(network.message).toBe("node 2 (h): unreachable (fetch failed: ECONNRESET)");
     expect(network.cause).toBe(reset);
     expect(classify(0, "h", new DOMException("t", "TimeoutError"), undefined).kind).toBe("timeout");
     const ours = classify(0, "h", new Error("whatever"), 250);
     expect([ours.kind, ours.message]).toEqual(["timeout", "node 0 (h): no answer within 250 ms"]);
     const already = new TransportError(4, "x", "reply", "bad");
     expect(classify(4, "x", already, undefined)).toBe(already);
+  });
+
+  it("a rejected token is kind auth, with what to fix (401 and 403 bodies of known servers)", () => {
+    const reply = (message: string) =>
+      classify(0, "h", Object.assign(new Error(message), { name: "UpstashError" }), undefined);
+    for (const body of [
+      "WRONGPASS invalid or missing auth token",
+      "Unauthorized",
+      "Invalid token",
+      "Missing/Invalid authorization header",
+    ]) {
+      const error = reply(`${body}, command was: ["evalsha","${LOCK_TOKEN}"]`);
+      expect(error.kind).toBe("auth");
+      expect(error.message).toBe(
+        `node 0 (h): rejected the token (HTTP 401 ${body}): check this node's token`,
+      );
+    }
+    const noperm = reply("NOPERM this user has no permissions to run the 'evalsha' command");
+    expect(noperm.kind).toBe("auth");
+    expect(noperm.message).toMatch(
+      /^node 0 \(h\): refused the command \(HTTP 403 NOPERM .*lacks permission$/,
+    );
+    expect(reply("ERR unknown command").kind).toBe("server");
   });
 
   it("normalizeUrl", () => {

@@ -37,6 +37,27 @@ function codeOf(error: unknown): string | undefined {
 }
 
 /**
+ * The REST servers' answers to a wrong, missing or under-privileged token (HTTP 401/403):
+ * Upstash's `WRONGPASS invalid or missing auth token` and `NOPERM …`, `Unauthorized` (this
+ * project's dev endpoint, SRH, most emulators), `Invalid token` and `Missing/Invalid
+ * authorization header` (SRH). `@upstash/redis` does not expose the HTTP status, so the body's
+ * text is all there is to go by (see ../shared/reference/upstash-rest.md).
+ */
+const REJECTED_TOKEN = /^(WRONGPASS|Unauthorized|Invalid token|Missing\/Invalid authorization)/i;
+const NO_PERMISSION = /^NOPERM\b/i;
+
+/** The words for a token the node refused, or `undefined` for any other error reply. */
+function authProblem(message: string): string | undefined {
+  if (REJECTED_TOKEN.test(message)) {
+    return `rejected the token (HTTP 401 ${message.slice(0, 60)}): check this node's token`;
+  }
+  if (NO_PERMISSION.test(message)) {
+    return `refused the command (HTTP 403 ${message.slice(0, 60)}): the token lacks permission`;
+  }
+  return undefined;
+}
+
+/**
  * Turn whatever a `Redis` call threw into a {@link TransportError} naming the node (index, host),
  * never the token. `timeoutMs` is set when our own per-request timer fired.
  */
@@ -56,14 +77,16 @@ export function classify(
   const message = sanitize(messageOf(error));
   if (name === "UpstashJSONParseError") {
     // Non-JSON body (HTML error page, proxy text): the node is not speaking the REST protocol.
-    return new TransportError(index, host, "reply", message);
+    return new TransportError(index, host, "reply", `unexpected reply (${message})`);
   }
   if (name === "UpstashError") {
     // The node answered with an error (HTTP 4xx/5xx with {"error"}, or an inline error). The
     // original message embeds the command body, so only a sanitized copy goes into `cause`.
     const cause = new Error(message);
     cause.name = name;
-    return new TransportError(index, host, "server", message, { cause });
+    const auth = authProblem(message);
+    if (auth !== undefined) return new TransportError(index, host, "auth", auth, { cause });
+    return new TransportError(index, host, "server", `error reply: ${message}`, { cause });
   }
   if (
     name === "TypeError" &&
@@ -71,13 +94,13 @@ export function classify(
   ) {
     // The client choked on the reply's shape ("did not return a result", or `res.map is not a
     // function` for a 200 {"error"} on /pipeline): a protocol problem, not worth a re-send.
-    return new TransportError(index, host, "reply", message);
+    return new TransportError(index, host, "reply", `unexpected reply (${message})`);
   }
   if (name === "TimeoutError") {
     // A timeout imposed by a user-supplied client's own signal.
     return new TransportError(index, host, "timeout", message, { cause: error });
   }
   const code = codeOf(error);
-  const detail = code === undefined ? message : `${message} (${code})`;
-  return new TransportError(index, host, "network", `${name}: ${detail}`, { cause: error });
+  const detail = code === undefined ? `${name}: ${message}` : `${message}: ${code}`;
+  return new TransportError(index, host, "network", `unreachable (${detail})`, { cause: error });
 }

@@ -3,7 +3,7 @@
  * the option matrix (keys, `locks` as a function, custom responses, budget sources, fencing) and
  * construction errors. TTLs are read back from the redis-servers directly.
  */
-import { Hono } from "hono";
+import { type Env, Hono } from "hono";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import {
   budget,
@@ -110,6 +110,44 @@ describe("lock(): construction", () => {
 });
 
 describe("lock(): options", () => {
+  it("a route parameter as the key: strict-typed, and a missing one is a ConfigurationError", async () => {
+    const { locks } = testLocks();
+    const app = new Hono();
+    const errors: unknown[] = [];
+    app.onError((error, c) => {
+      errors.push(error);
+      return c.text("error", 500);
+    });
+    // `c.req.param("id")` is `string | undefined` to hono without the path: accepted as a key.
+    app.post("/by/:id", lock({ locks, key: (c) => c.req.param("id") }), (c) =>
+      c.text(c.var.lock.key),
+    );
+    // The documented idiom with a prefix keeps the check; the path as a type argument types it.
+    app.post(
+      "/no-id",
+      lock({ locks, key: (c) => c.req.param("id") && `i:${c.req.param("id")}` }),
+      (c) => c.text("ran"),
+    );
+    lock<Env, "/typed/:id">({
+      locks,
+      key: (c) => {
+        expectTypeOf(c.req.param("id")).toEqualTypeOf<string>();
+        return c.req.param("id");
+      },
+    });
+    const ok = await post(app, "/by/42");
+    expect([ok.status, await ok.text()]).toEqual([200, "42"]);
+    const missing = await post(app, "/no-id");
+    expect(missing.status).toBe(500);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      name: "ConfigurationError",
+      option: "key",
+      message:
+        "invalid option `key`: key(c) returned undefined, expected a non-empty string (does the route have the parameter it reads?)",
+    });
+  });
+
   it("accepts sync and async key functions", async () => {
     const { locks, pttl } = testLocks();
     const seen: string[] = [];
@@ -204,7 +242,16 @@ describe("lock(): options", () => {
     const quorum = await post(app, "/q");
     expect(quorum.status).toBe(503);
     expect(quorum.headers.get("retry-after")).toBe("1");
-    expect(await quorum.json()).toMatchObject({ type: "urn:edgelock:problem:lock-unavailable" });
+    const problem = (await quorum.json()) as { type: string; detail: string };
+    expect(problem.type).toBe("urn:edgelock:problem:lock-unavailable");
+    // The detail says which nodes failed and why, as the QuorumError does (never a token).
+    const host = (i: number) => new URL(dev.cluster.nodes[i]?.url ?? "").host;
+    expect(problem.detail).toMatch(
+      /^Too few lock nodes answered to decide who holds the lock\. lock "q": no majority \(2 of 3 nodes needed; 2 failed, 0 held\): /,
+    );
+    expect(problem.detail).toContain(`node 1 (${host(1)}): `);
+    expect(problem.detail).toContain(`node 2 (${host(2)}): `);
+    for (const node of dev.cluster.nodes) expect(problem.detail).not.toContain(node.token);
 
     for (const control of dev.cluster.controls) control.clearFaults();
     const exhausted = await post(app, "/b");

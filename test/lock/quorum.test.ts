@@ -91,9 +91,18 @@ describe("quorum over every subset of failed nodes", () => {
     cluster.controls[2]?.inject({ kind: "status", status: 503 });
     const unavailable = await locks.acquire("k").catch((e: unknown) => e);
     expect(isQuorumError(unavailable)).toBe(true);
-    // One held, one failing, one free: a majority could form once the holder lets go → busy (409).
+    // One held, one failing, one free: the holder alone does not rule out a majority, so the
+    // failure decided it → still unavailable (503), naming both nodes; busy (409) only when the
+    // holders alone rule it out (two of three held).
     resetCluster(cluster);
     cluster.controls[2]?.inject({ kind: "status", status: 503 });
+    const mixed = (await locks.acquire("k").catch((e: unknown) => e)) as Error;
+    expect(isQuorumError(mixed)).toBe(true);
+    expect(mixed.message).toContain("node 0 (");
+    expect(mixed.message).toMatch(/node 0 \([^)]+\): held by another caller for \d+ ms more/);
+    expect(mixed.message).toMatch(/node 2 \([^)]+\): error reply: /);
+    resetCluster(cluster);
+    await dev.direct(1).set(full, "other", "PX", 4_000);
     const busy = await locks.acquire("k").catch((e: unknown) => e);
     expect(isLockBusyError(busy)).toBe(true);
     resetCluster(cluster);

@@ -10,6 +10,7 @@ import {
   type QuorumError,
 } from "../../errors";
 import type { Lock, Locks } from "../../lock";
+import { releaseSettled } from "../../lock/handle";
 import { isLocks, optionalMs } from "../../validate";
 import { busyResponse, unavailableResponse } from "./problem";
 
@@ -23,15 +24,22 @@ export type LockEnv<E extends Env> = 0 extends 1 & E
 
 /** Options of {@link lock}. Validated when the middleware is built. */
 // biome-ignore lint/suspicious/noExplicitAny: as hono's createMiddleware: untyped apps get `any` env
-export interface LockOptions<E extends Env = any> {
+export interface LockOptions<E extends Env = any, P extends string = any> {
   /**
    * The lock manager, or a function of the context returning one (Worker secrets arrive with each
    * request). The function runs on every request: cache the result per `c.env`, do not build a
    * new `createLocks` each time.
    */
-  readonly locks: Locks | ((c: Context<E>) => Locks);
-  /** The lock key of this request, e.g. `` (c) => `invoice:${c.req.param("id")}` ``. */
-  readonly key: (c: Context<E>) => string | Promise<string>;
+  readonly locks: Locks | ((c: Context<E, P>) => Locks);
+  /**
+   * The lock key of this request, e.g. `(c) => c.req.param("id")`. It may return `undefined`
+   * (hono types a route parameter as `string | undefined` unless the middleware is given the
+   * path, `lock<Env, "/invoices/:id">(…)`): a key that is not a non-empty string at run time is a
+   * `ConfigurationError` naming `key` (a 500), never a lock on `"undefined"`. With a prefix, keep
+   * the check: `` (c) => c.req.param("id") && `invoice:${c.req.param("id")}` `` — a template
+   * literal alone would turn a missing parameter into `"invoice:undefined"`.
+   */
+  readonly key: (c: Context<E, P>) => string | undefined | Promise<string | undefined>;
   /** Lease in ms (default: the `createLocks` lease). */
   readonly lease?: number;
   /** How long to wait for a busy lock before answering 409, in ms (default: the `createLocks` wait). */
@@ -49,15 +57,15 @@ export interface LockOptions<E extends Env = any> {
    * Hono's AWS Lambda adapter, `budget.workersFetch()` when there is an execution context
    * (Workers), otherwise none (the TTL is the lease; auto-extension covers long handlers).
    */
-  readonly budget?: (c: Context<E>) => Budget | undefined;
+  readonly budget?: (c: Context<E, P>) => Budget | undefined;
   /** Response when the lock is busy. Default: 409 problem+json with `Retry-After`. */
-  readonly onBusy?: (c: Context<E>, error: LockBusyError) => Response | Promise<Response>;
+  readonly onBusy?: (c: Context<E, P>, error: LockBusyError) => Response | Promise<Response>;
   /**
    * Response when too few nodes answered (`QuorumError`) or the budget cannot cover the acquire
    * (`BudgetExhaustedError`). Default: 503 problem+json (with `Retry-After` for a quorum failure).
    */
   readonly onError?: (
-    c: Context<E>,
+    c: Context<E, P>,
     error: QuorumError | BudgetExhaustedError,
   ) => Response | Promise<Response>;
 }
@@ -169,8 +177,10 @@ function defaultBudget(c: Context): Budget | undefined {
  * );
  * ```
  */
-// biome-ignore lint/suspicious/noExplicitAny: as hono's createMiddleware: untyped apps get `any` env
-export function lock<E extends Env = any>(options: LockOptions<E>): MiddlewareHandler<LockEnv<E>> {
+// biome-ignore lint/suspicious/noExplicitAny: as hono's createMiddleware: untyped apps get `any` env and path
+export function lock<E extends Env = any, P extends string = any>(
+  options: LockOptions<E, P>,
+): MiddlewareHandler<LockEnv<E>> {
   // Typed for the caller through `E`; inside, any Context will do.
   const opts = options as LockOptions;
   validate(opts);
@@ -180,7 +190,13 @@ export function lock<E extends Env = any>(options: LockOptions<E>): MiddlewareHa
 
   const middleware: MiddlewareHandler = async function lock(c, next) {
     const manager = typeof locks === "function" ? locks(c) : locks;
-    const lockKey = await key(c);
+    const lockKey: unknown = await key(c);
+    if (typeof lockKey !== "string" || lockKey === "") {
+      throw new ConfigurationError(
+        "key",
+        `key(c) returned ${lockKey === "" ? "an empty string" : String(lockKey)}, expected a non-empty string (does the route have the parameter it reads?)`,
+      );
+    }
     const ctx = executionCtxOf(c);
     const requestBudget = budget === undefined ? defaultBudget(c) : budget(c);
     let held: Lock;
@@ -197,7 +213,9 @@ export function lock<E extends Env = any>(options: LockOptions<E>): MiddlewareHa
       throw error;
     }
     const release = () => {
-      const released = held.release();
+      // Every node's answer, not only a majority's: the invocation may end (waitUntil) or freeze
+      // (Lambda) once this settles, and a request cut off then leaves the key until its TTL.
+      const released = releaseSettled(held);
       if (ctx === undefined) return released;
       ctx.waitUntil(released);
       return undefined;

@@ -66,7 +66,9 @@ export function unavailableResponse(
         type: "urn:edgelock:problem:lock-unavailable",
         title: "Lock service unavailable",
         status: 503,
-        detail: "Too few lock nodes answered to decide who holds the lock.",
+        // The nodes by index and host with each one's reason (never a token), so that whoever
+        // reads the response or its log knows what to fix; `onError` can answer otherwise.
+        detail: `Too few lock nodes answered to decide who holds the lock. ${error.message}`,
       },
       UNAVAILABLE_RETRY_AFTER_S,
     );
@@ -77,7 +79,7 @@ export function unavailableResponse(
       type: "urn:edgelock:problem:budget-exhausted",
       title: "Execution budget exhausted",
       status: 503,
-      detail: "This invocation has too little time or too few subrequests left to take the lock.",
+      detail: `This invocation has too little time or too few subrequests left to take the lock (${error.message}).`,
     },
     undefined,
   );

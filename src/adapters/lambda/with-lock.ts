@@ -1,5 +1,6 @@
 import { budget, type LambdaContextLike } from "../../budget";
 import { isLockBusyError } from "../../errors";
+import { releaseSettled } from "../../lock/handle";
 import type { Lock } from "../../lock/types";
 import { resolveWithLock } from "./options";
 import type { LambdaContext, LambdaHandler, LockedHandler, WithLockOptions } from "./types";
@@ -71,8 +72,11 @@ export function withLock<
     try {
       return await handler(event, context, lock);
     } finally {
-      // release() never throws; the guard keeps the handler's own error from ever being masked.
-      await lock.release().catch(() => undefined);
+      // Wait for every node's answer (bounded by the request timeout), not only a majority's:
+      // the container freezes when we return, and a DEL still in flight would leave the key on
+      // that node until its TTL. release() never throws; the guard keeps the handler's own error
+      // from ever being masked.
+      await releaseSettled(lock).catch(() => undefined);
     }
   };
 }
