@@ -20,7 +20,12 @@ export default defineConfig({
         plugins: [
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { bindings: { EDGELOCK_NODES: JSON.stringify(inject("devNodes")) } },
+            miniflare: {
+              // vitest's own runner inside workerd needs Node.js APIs; the Worker does not
+              // (wrangler.toml sets no flags), so the flag is the test pool's alone.
+              compatibilityFlags: ["nodejs_compat"],
+              bindings: { EDGELOCK_NODES: JSON.stringify(inject("devNodes")) },
+            },
           })),
         ],
         test: {

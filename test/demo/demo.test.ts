@@ -1,0 +1,72 @@
+/**
+ * `npm start` as a newcomer sees it: every row of the demo asserted, not eyeballed. Short mode (5
+ * requests per burst) with the same scenarios as the real run.
+ */
+import { describe, expect, it } from "vitest";
+import { type DemoSummary, type Row, runDemo } from "../../scripts/demo/run";
+
+const BURST = 5;
+
+describe("npm start (the demo)", () => {
+  let demo: DemoSummary;
+  const row = (scenario: string): Row => {
+    const found = demo.rows.find((r) => r.scenario === scenario);
+    if (found === undefined) throw new Error(`no row "${scenario}"`);
+    return found;
+  };
+  const counts = (r: Row) => [r.requests, r.charged, r.ran + r.busy, r.unavailable, r.other];
+
+  it("runs the example Worker in workerd and prints the table and the cron part", async () => {
+    demo = await runDemo({ burst: BURST, cronBurst: 5, print: () => {} });
+    expect(demo.rows.map((r) => r.scenario)).toEqual([
+      "3/3 nodes up: same invoice",
+      `3/3 nodes up: ${BURST} invoices`,
+      "node 2 paused: same invoice",
+      `node 2 paused: ${BURST} invoices`,
+      "nodes 1+2 paused: same invoice",
+      `nodes 1+2 paused: ${BURST} invoices`,
+    ]);
+    const text = demo.lines.join("\n");
+    expect(text).toContain("scenario");
+    expect(text).toMatch(/3\/3 nodes up: same invoice +5 +\d+ +1 +\d+ +0 +0 /);
+    expect(text).toContain(
+      'cron "0 3 * * *" @ 2026-01-01T03:00:00.000Z: 5 deliveries at once, then 1 late',
+    );
+    expect(text).toContain("  ran 1, skipped 5 (noRetry), failed 0;");
+    expect(text).toMatch(/ {2}done marker on 3\/3 nodes, kept \d+\.\d h; node requests \d+/);
+  }, 120_000);
+
+  it("one invoice is charged once per burst while a quorum answers; the rest are 409s or replays", () => {
+    for (const scenario of ["3/3 nodes up", "node 2 paused"]) {
+      const same = row(`${scenario}: same invoice`);
+      // [requests, charged, ran + 409, 503, other]
+      expect(counts(same)).toEqual([BURST, 1, BURST, 0, 0]);
+      expect(counts(row(`${scenario}: ${BURST} invoices`))).toEqual([BURST, BURST, BURST, 0, 0]);
+    }
+  });
+
+  it("with two of three nodes paused every request is a 503 (no quorum), never a 409", () => {
+    for (const scenario of ["same invoice", `${BURST} invoices`]) {
+      const r = row(`nodes 1+2 paused: ${scenario}`);
+      expect([r.ran, r.busy, r.unavailable, r.other]).toEqual([0, 0, BURST, 0]);
+    }
+  });
+
+  it("node requests per HTTP request: 2N for a charge, N for a 409, more only for paused nodes", () => {
+    const n = demo.nodes;
+    const up = row(`3/3 nodes up: ${BURST} invoices`);
+    expect(up.nodeRequests).toBe(2 * n * BURST);
+    const same = row("3/3 nodes up: same invoice");
+    expect(same.nodeRequests).toBe(2 * n * same.ran + n * same.busy);
+    // A paused node still receives its requests (and failed rounds' cleanups): bounded above.
+    for (const r of demo.rows) expect(r.nodeRequests / r.requests).toBeLessThanOrEqual(3 * n);
+  });
+
+  it("the cron job ran once for its scheduled time; its done marker is on every node for ~24 h", () => {
+    const { cron } = demo;
+    expect([cron.deliveries, cron.ran, cron.skipped, cron.failed]).toEqual([6, 1, 5, 0]);
+    expect(cron.markerNodes).toBe(3);
+    expect(cron.keptMs).toBeGreaterThan(23 * 3_600_000);
+    expect(cron.keptMs).toBeLessThanOrEqual(24 * 3_600_000);
+  });
+});
