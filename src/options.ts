@@ -26,6 +26,12 @@ export const DEFAULTS = Object.freeze({
   minValidity: 10,
   /** @default 0 */
   wait: 0,
+  /**
+   * `using()`'s wait when neither the call nor `createLocks` sets one: it runs a job that should
+   * happen, so it retries as redlock (≈ 10 × 200–400 ms) and redsync (32 × 50–250 ms) do.
+   * @default 5000
+   */
+  usingWait: 5_000,
   /** @default 50 */
   retryDelay: 50,
   /** @default 1000 */
@@ -58,6 +64,8 @@ export interface ResolvedOptions {
   readonly minValidity: number;
   readonly requestTimeout: number | undefined;
   readonly wait: number;
+  /** `using()`'s default wait: `wait` when `createLocks` was given one, else `usingWait`. */
+  readonly usingWait: number;
   readonly retryDelay: number;
   readonly retryDelayMax: number;
   readonly wake: boolean;
@@ -181,6 +189,7 @@ export function resolveOptions(options: LocksOptions): ResolvedOptions {
       ? undefined
       : positiveInt("requestTimeout", options.requestTimeout);
   const wait = nonNegativeInt("wait", options.wait ?? DEFAULTS.wait);
+  const usingWait = options.wait === undefined ? DEFAULTS.usingWait : wait;
   const retryDelay = positiveInt("retryDelay", options.retryDelay ?? DEFAULTS.retryDelay);
   const retryDelayMax = positiveInt(
     "retryDelayMax",
@@ -204,6 +213,7 @@ export function resolveOptions(options: LocksOptions): ResolvedOptions {
     minValidity,
     requestTimeout,
     wait,
+    usingWait,
     retryDelay,
     retryDelayMax,
     wake,
@@ -272,6 +282,7 @@ export function resolveCall(
   resolved: ResolvedOptions,
   options: AcquireOptions | undefined,
   autoExtendDefault: boolean,
+  waitDefault: number = resolved.wait,
 ): ResolvedCall {
   const o = options ?? {};
   if (typeof o !== "object" || o === null) {
@@ -285,7 +296,7 @@ export function resolveCall(
   if (bestValidity(leaseMs, resolved.driftFactor) < Math.max(1, resolved.minValidity)) {
     throw new ConfigurationError("lease", "too short: no grant could reach minValidity");
   }
-  const wait = nonNegativeInt("wait", o.wait ?? resolved.wait);
+  const wait = nonNegativeInt("wait", o.wait ?? waitDefault);
   if (o.signal !== undefined && !isSignal(o.signal)) {
     throw new ConfigurationError("signal", "expected an AbortSignal");
   }

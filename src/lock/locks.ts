@@ -79,9 +79,10 @@ export function createLocks(options: LocksOptions): Locks {
     key: string,
     opts: AcquireOptions | undefined,
     autoExtendDefault: boolean,
+    waitDefault = resolved.wait,
   ): Promise<Lock> => {
     checkKey(key, resolved.fencing);
-    const call = resolveCall(resolved, opts, autoExtendDefault);
+    const call = resolveCall(resolved, opts, autoExtendDefault, waitDefault);
     call.signal?.throwIfAborted();
     const release = (grant: Grant) => {
       const { keys, token, timeoutMs, holds } = grant;
@@ -113,7 +114,8 @@ export function createLocks(options: LocksOptions): Locks {
       if (typeof fn !== "function") {
         throw new ConfigurationError("fn", "expected a function (lock) => result");
       }
-      const lock = await acquire(key, opts, true);
+      // A job that should run: wait for a busy key by default, as redlock and redsync do.
+      const lock = await acquire(key, opts, true, resolved.usingWait);
       try {
         return await fn(lock);
       } finally {

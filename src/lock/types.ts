@@ -36,8 +36,11 @@ export interface LocksOptions {
    * @default max(250, round(lease × 0.05)) capped at ⌊lease / 3⌋, computed per round from
    *   the grant's TTL (the lease, or less when a budget shortens it) */
   readonly requestTimeout?: number | undefined;
-  /** Default `wait` of `acquire` / `using` in ms (0 = one attempt).
-   * @default 0 */
+  /**
+   * Default `wait` of `acquire` and `using` in ms (0 = one attempt). Unset, `acquire` makes one
+   * attempt and `using` waits up to 5000 ms (`DEFAULTS.usingWait`), as redlock and redsync retry;
+   * set, both use it.
+   * @default 0 (5000 for `using`) */
   readonly wait?: number | undefined;
   /** Base of the exponential retry backoff in ms.
    * @default 50 */
@@ -68,7 +71,8 @@ export interface LocksOptions {
 export interface AcquireOptions {
   /** Lease in ms for this lock (default: the `createLocks` lease). */
   readonly lease?: number | undefined;
-  /** How long to keep retrying while the lock is busy, in ms (default: the `createLocks` wait). */
+  /** How long to keep retrying while the lock is busy, in ms (default: the `createLocks` wait;
+   * for `using` without one, 5000). */
   readonly wait?: number | undefined;
   /** Cancels the wait; the call rejects with `signal.reason`. */
   readonly signal?: AbortSignal | undefined;
@@ -252,7 +256,8 @@ export interface Locks {
   tryAcquire(key: string, options?: Omit<AcquireOptions, "wait">): Promise<Lock | null>;
   /**
    * Acquire with auto-extension, run `fn(lock)`, release in `finally`. `fn`'s own error is never
-   * masked by a release problem (release never throws).
+   * masked by a release problem (release never throws). Waits for a busy key up to the call's
+   * `wait`, else the `createLocks` wait if one was set, else 5000 ms.
    */
   using<T>(key: string, fn: (lock: Lock) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
   /** Per-node holder presence, PTTL and fence counter of `key` (waits for every node). */

@@ -151,4 +151,27 @@ describe("using", () => {
     expect(first.outcomes.filter((o) => o.status === "ok").length).toBeGreaterThanOrEqual(2);
     for (const o of first.outcomes) expect(o.host).toMatch(/^127\.0\.0\.1:\d+$/);
   });
+
+  it("waits for a busy key by default (as redlock and redsync retry); an explicit wait: 0 does not", async () => {
+    const prefix = uniquePrefix("using-wait");
+    const locks = createLocks({ nodes: dev.cluster.nodes, prefix });
+    const order: string[] = [];
+    const job = (name: string) => async () => {
+      order.push(`${name} start`);
+      await sleep(100);
+      order.push(`${name} end`);
+    };
+    await Promise.all([locks.using("k", job("a")), locks.using("k", job("b"))]);
+    expect(order.filter((e) => e.endsWith("start"))).toHaveLength(2);
+    expect(order[1]).toMatch(/ end$/); // one after the other, never overlapping
+    // Elsewhere, one acquire attempt: the second caller fails at once.
+    const strict = createLocks({ nodes: dev.cluster.nodes, prefix, wait: 0 });
+    const results = await Promise.allSettled([
+      strict.using("k", job("c")),
+      strict.using("k", job("d")),
+    ]);
+    expect(
+      results.map((r) => (r.status === "rejected" ? (r.reason as Error).name : "ok")).sort(),
+    ).toEqual(["LockBusyError", "ok"]);
+  });
 });
