@@ -31,11 +31,11 @@ import type { LambdaContext, LambdaHandler, LockedHandler, WithLockOptions } fro
  *   `@types/aws-lambda`
  * @throws {ConfigurationError} at wrap time, naming the invalid option
  * @example
- * import { createLocks } from "edgelock";
+ * import { createLocks, type Locks, nodesFromEnv } from "edgelock";
  * import { withLock } from "edgelock/lambda";
  *
  * let locks: Locks | undefined; // built once per container, on first use
- * const getLocks = () => (locks ??= createLocks({ nodes: JSON.parse(process.env.EDGELOCK_NODES!) }));
+ * const getLocks = () => (locks ??= createLocks({ nodes: nodesFromEnv(process.env) }));
  *
  * export const chargeInvoice = withLock(
  *   async (event: { invoiceId: string }, context, lock) => {
