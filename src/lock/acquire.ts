@@ -141,7 +141,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
         const holds = holdsOf(round);
         return { key, keys, token, fence, lease, validUntil, timeoutMs, outcomes, holds, local };
       }
-      if (busy) seat.refused();
+      if (busy) seat.refused(round, outcomes);
       const result =
         why === undefined && busy ? "busy" : verdict.invalid ? "invalid" : "unavailable";
       core.emit({ type: "acquire", key, attempt, result, durationMs, outcomes });

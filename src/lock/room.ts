@@ -1,8 +1,13 @@
 import type { Budget } from "../budget/budget";
+import type { NodeOutcome } from "../errors";
 import type { ResolvedCall } from "../options";
 import type { Round } from "../quorum/fanout";
 import type { Keys, LockCore } from "./core";
 import { type WaiterEntry, waiterArgs, waiterEntry } from "./wake";
+
+/** The node may have registered the waiter: held by another, or no answer (it may have run). */
+const mayRegister = (o: NodeOutcome): boolean =>
+  o.status === "held" || o.status === "timeout" || o.status === "error";
 
 /**
  * A waiting caller's seat in its key's wait room on the nodes (docs/SAFETY.md §6): every look of a
@@ -23,6 +28,10 @@ export class RoomSeat {
   readonly args: readonly string[];
   /** A look registered this caller in a room, and it has not been granted since. */
   #registered = false;
+  /** Bumped by a grant: a late answer to an earlier look must not mark the seat registered. */
+  #generation = 0;
+  /** Looks whose pending nodes are still to be judged (see {@link refused}). */
+  readonly #judging: Promise<void>[] = [];
 
   constructor(
     private readonly core: LockCore,
@@ -39,9 +48,24 @@ export class RoomSeat {
     this.args = this.entry === undefined ? [] : waiterArgs(this.entry, roomTtl);
   }
 
-  /** A look found the key busy: the nodes that refused it registered this caller. */
-  refused(): void {
-    if (this.entry !== undefined) this.#registered = true;
+  /**
+   * A look found the key busy: the nodes that refused it because another caller holds it
+   * registered this caller, and one that failed may have. A done marker registers nobody (ACQUIRE
+   * returns before), and a node still pending is judged once it answers: a look refused by done
+   * markers alone leaves nothing to leave.
+   */
+  refused(round: Round<number>, outcomes: readonly NodeOutcome[]): void {
+    if (this.entry === undefined) return;
+    if (outcomes.some(mayRegister)) {
+      this.#registered = true;
+    } else if (outcomes.some((o) => o.status === "pending")) {
+      const generation = this.#generation;
+      this.#judging.push(
+        round.settled.then((all) => {
+          if (generation === this.#generation && all.some(mayRegister)) this.#registered = true;
+        }),
+      );
+    }
   }
 
   /**
@@ -50,6 +74,7 @@ export class RoomSeat {
    */
   granted(keys: Keys, round: Round<number>, timeoutMs: number, budget: Budget | undefined): void {
     this.#registered = false;
+    this.#generation += 1;
     const member = this.entry?.member;
     if (member === undefined) return;
     const { core } = this;
@@ -67,7 +92,12 @@ export class RoomSeat {
    */
   stopped(keys: Keys): void {
     const { core, entry, call } = this;
-    if (!this.#registered || entry === undefined) return;
-    core.leave(core.nodes, keys, entry.member, core.timeoutFor(call.lease), call.budget);
+    if (entry === undefined) return;
+    const leave = () => {
+      if (!this.#registered) return;
+      core.leave(core.nodes, keys, entry.member, core.timeoutFor(call.lease), call.budget);
+    };
+    if (this.#judging.length === 0) leave();
+    else void Promise.all(this.#judging).then(leave);
   }
 }

@@ -46,7 +46,11 @@ describe("a: a failed or shorter extend never shortens the nodes' TTL", () => {
     const prefix = uniquePrefix("reg-a");
     const locks = createLocks({ nodes: cluster.nodes, prefix, requestTimeout: 300 });
     const holder = await locks.acquire("k", { lease: 10_000, wait: 3_000 });
+    await everywhere(prefix, holder.token);
     await holder.extend(); // loads EXTEND on every node: the faulted request is the EVALSHA itself
+    // A round is decided at a majority: let the third node's EXTEND land before the faults are
+    // injected, or it would take one of them.
+    await sleep(200);
     const before = holder.validUntil;
     // Two nodes run the EXTEND after the client gave up (latency before the command runs).
     for (const i of [0, 1]) {
@@ -67,6 +71,7 @@ describe("a: a failed or shorter extend never shortens the nodes' TTL", () => {
     const prefix = uniquePrefix("reg-a2");
     const locks = createLocks({ nodes: dev.cluster.nodes, prefix });
     const holder = await locks.acquire("k", { lease: 10_000 });
+    await everywhere(prefix, holder.token);
     const before = holder.validUntil;
     await holder.extend(1_000);
     // Unchanged (up to the epoch conversion of the monotonic end).
@@ -80,6 +85,13 @@ describe("a: a failed or shorter extend never shortens the nodes' TTL", () => {
     await holder.release();
   });
 });
+
+/** Every node holds `token` (a round is decided at a majority; the last grant lands later). */
+async function everywhere(prefix: string, token: string): Promise<void> {
+  await eventually(async () =>
+    (await readBack(dev, 3, `${prefix}k`)).every((value) => value === token),
+  );
+}
 
 describe("b: a fence raise counts only where the key is ours or absent", () => {
   it("the issue's interleaving: X is refused, and a later grant gets a higher fence", async () => {
