@@ -16,6 +16,7 @@ import {
   FORCE_RELEASE,
   INSPECT,
   LEAVE,
+  RECORD,
   RELEASE,
 } from "../scripts";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
@@ -357,8 +358,10 @@ export class LockCore {
     retention: number,
     timeoutMs: number,
     budget: Budget | undefined,
+    record?: string,
   ): Promise<Round<CompleteReply>> {
-    const args = [token, String(retention)];
+    const args =
+      record === undefined ? [token, String(retention)] : [token, String(retention), record];
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
@@ -369,6 +372,26 @@ export class LockCore {
           return { status, value: reply };
         },
         { quorum: this.quorum, isFor: recorded },
+      ),
+    );
+  }
+
+  /**
+   * Record round (idempotency): decided as soon as one node answers with a done marker (`done`,
+   * value = the record kept in it, `""` for none), else once every node answered or failed:
+   * a record written on a minority only is still found. Others report `held` (pttl) or `absent`.
+   */
+  recordRound(keys: Keys, timeoutMs: number, budget: Budget | undefined): Promise<Round<string>> {
+    return this.#timed(timeoutMs, (signal) =>
+      fanOut(
+        this.nodes,
+        async (node) => {
+          const reply = await evalScript(node, RECORD, keys, [], { timeoutMs, budget, signal });
+          if (reply.kind === "absent") return { status: "absent" };
+          if (reply.kind === "held") return { status: "held", pttl: reply.pttl };
+          return { status: "done", pttl: reply.pttl, value: reply.record };
+        },
+        { quorum: 1, isFor: (status) => status === "done" },
       ),
     );
   }

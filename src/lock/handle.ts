@@ -24,7 +24,11 @@ export interface CompleteResult {
 }
 
 /** Set by the class's static block: the one way in to a handle's private completion. */
-let completeHandle: (handle: LockHandle, retention: number) => Promise<CompleteResult>;
+let completeHandle: (
+  handle: LockHandle,
+  retention: number,
+  record: string | undefined,
+) => Promise<CompleteResult>;
 /** Every node's answer to a handle's release (set in the class's static block). */
 let releaseSettledOf: (handle: LockHandle) => Promise<unknown>;
 
@@ -60,8 +64,8 @@ export class LockHandle implements Lock {
   #completing: Promise<CompleteResult> | undefined;
 
   static {
-    completeHandle = (handle, retention) => {
-      handle.#completing ??= handle.#completeOnce(retention);
+    completeHandle = (handle, retention, record) => {
+      handle.#completing ??= handle.#completeOnce(retention, record);
       return handle.#completing;
     };
     releaseSettledOf = (handle) => handle.#releaseSettled;
@@ -246,7 +250,7 @@ export class LockHandle implements Lock {
   }
 
   /** See {@link complete}. */
-  async #completeOnce(retention: number): Promise<CompleteResult> {
+  async #completeOnce(retention: number, record: string | undefined): Promise<CompleteResult> {
     // Released by the job itself: COMPLETE still records it (the key is absent, or taken over and
     // then left alone), after that release round so the two never interleave. Read before any
     // await: a release() called from now on reports this completion (and waits for it).
@@ -258,7 +262,7 @@ export class LockHandle implements Lock {
     if (releasing !== undefined) await releasing;
     const { keys, token, timeoutMs } = this.#grant;
     const core = this.#core;
-    const round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget);
+    const round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
     // A caller of this instance waiting for the key now finds the marker on a majority.
     this.#grant.local.end();
     const { outcomes } = round;
@@ -337,16 +341,17 @@ export const isCompletable = (lock: Lock): boolean => lock instanceof LockHandle
  * End a lock by turning it into a done marker kept `retention` ms (the COMPLETE round, one request
  * per node) instead of releasing it: stops auto-extension and awaits an in-flight extension first,
  * like `release()`. Idempotent; a later `release()` reports this completion. Never throws for node
- * failures: `recorded` is false when fewer than a majority hold the marker. Internal to `once()`:
- * not part of the `Lock` interface.
+ * failures: `recorded` is false when fewer than a majority hold the marker. `record` (printable
+ * ASCII) is kept in the marker for `recordRound` to read (the idempotency layer's response).
+ * Internal to `once()` and idempotency: not part of the `Lock` interface.
  *
  * @throws {ConfigurationError} `lock` did not come from `createLocks`
  * @example
  * const { recorded } = await complete(lock, 86_400_000);
  */
-export function complete(lock: Lock, retention: number): Promise<CompleteResult> {
+export function complete(lock: Lock, retention: number, record?: string): Promise<CompleteResult> {
   if (!(lock instanceof LockHandle)) {
     throw new ConfigurationError("lock", "expected a lock acquired through createLocks()");
   }
-  return completeHandle(lock, retention);
+  return completeHandle(lock, retention, record);
 }

@@ -1,6 +1,6 @@
 /**
  * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete,
- * handover, leave), their SHA-1 literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL
+ * handover, leave, record), their SHA-1 literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL
  * path.
  *
  * @module
@@ -21,7 +21,9 @@ export {
   type InspectReply,
   LEAVE,
   type RaiseReply,
+  RECORD,
   RELEASE,
+  type RecordReply,
   SCRIPTS,
   type Script,
 } from "./scripts";

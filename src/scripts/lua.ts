@@ -227,22 +227,50 @@ return redis.call("DEL", KEYS[1])
 `;
 
 /**
- * Complete (once()): turn our lock into a done marker. ARGV[1] = token, ARGV[2] = retention ms.
- * Uses KEYS[1] only. Returns 1 when it wrote `done:<token>` with `PX retention` (the key held our
- * token, or was absent: our grant expired but the job did finish), 2 when a done marker is
- * already there (a re-sent request, or another run recorded it), 0 when another holder has the
+ * Complete (once(), idempotency): turn our lock into a done marker. ARGV[1] = token, ARGV[2] =
+ * retention ms, ARGV[3] (optional) = a record to keep in the marker (the idempotency layer's
+ * stored response: printable ASCII). Uses KEYS[1] only. Returns 1 when it wrote `done:<token>`
+ * (or `done:<token>|<record>`) with `PX retention` (the key held our token, or was absent: our
+ * grant expired but the job did finish), 2 when a done marker is already there (a re-sent
+ * request, or another run recorded it: the first record stays), 0 when another holder has the
  * key now (left alone).
  */
 export const COMPLETE_LUA = `-- edgelock complete
 local current = redis.call("GET", KEYS[1])
 if current == ARGV[1] or current == false then
-  redis.call("SET", KEYS[1], "done:" .. ARGV[1], "PX", ARGV[2])
+  local marker = "done:" .. ARGV[1]
+  if ARGV[3] then
+    marker = marker .. "|" .. ARGV[3]
+  end
+  redis.call("SET", KEYS[1], marker, "PX", ARGV[2])
   return 1
 end
 if string.sub(current, 1, 5) == "done:" then
   return 2
 end
 return 0
+`;
+
+/**
+ * Record (read only): what the key holds, for the idempotency layer. Returns {0, -2, ""} absent,
+ * {1, pttl, ""} held (a holder's token or a reservation), {2, pttl, record} a done marker with the
+ * record COMPLETE kept in it ("" for a marker without one). The one script whose reply carries a
+ * string: the record is printable ASCII written by our own COMPLETE, so no decoding can alter it.
+ */
+export const RECORD_LUA = `-- edgelock record
+if redis.call("TYPE", KEYS[1]).ok ~= "string" then
+  return {0, -2, ""}
+end
+local current = redis.call("GET", KEYS[1])
+local pttl = redis.call("PTTL", KEYS[1])
+if string.sub(current, 1, 5) ~= "done:" then
+  return {1, pttl, ""}
+end
+local bar = string.find(current, "|", 6, true)
+if bar then
+  return {2, pttl, string.sub(current, bar + 1)}
+end
+return {2, pttl, ""}
 `;
 
 /**

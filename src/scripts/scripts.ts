@@ -7,6 +7,7 @@ import {
   HANDOVER_LUA,
   INSPECT_LUA,
   LEAVE_LUA,
+  RECORD_LUA,
   RELEASE_LUA,
 } from "./lua";
 
@@ -140,8 +141,33 @@ export type CompleteReply = 1 | 2 | 0;
 export const COMPLETE: Script<CompleteReply> = {
   name: "complete",
   lua: COMPLETE_LUA,
-  sha1: "e8ab2a6cc7eadfce5706655d2ba2d9b3364fbad9",
+  sha1: "5d1fa1dba39346b2c39c68c3769bd3014630e688",
   parse: (reply) => (reply === 1 || reply === 2 || reply === 0 ? reply : undefined),
+};
+
+/**
+ * Record reply (see `RECORD_LUA`): the key is absent, held (a token or a reservation, with its
+ * pttl), or a done marker with the record kept in it (`""` for none).
+ */
+export type RecordReply =
+  | { readonly kind: "absent" }
+  | { readonly kind: "held"; readonly pttl: number }
+  | { readonly kind: "done"; readonly pttl: number; readonly record: string };
+
+/** See `RECORD_LUA`. */
+export const RECORD: Script<RecordReply> = {
+  name: "record",
+  lua: RECORD_LUA,
+  sha1: "5219334752575fa19193f38c2cc630d740558477",
+  parse(reply) {
+    if (!Array.isArray(reply) || reply.length !== 3) return undefined;
+    const [code, pttl, record] = reply as [unknown, unknown, unknown];
+    if (!isInt(pttl) || pttl < -2 || typeof record !== "string") return undefined;
+    if (code === 0) return { kind: "absent" };
+    if (code === 1) return { kind: "held", pttl };
+    if (code === 2) return { kind: "done", pttl, record };
+    return undefined;
+  },
 };
 
 /** See `FORCE_RELEASE_LUA`; the reply is the number of deleted keys. */
@@ -199,4 +225,5 @@ export const SCRIPTS: readonly Script<unknown>[] = [
   COMPLETE,
   HANDOVER,
   LEAVE,
+  RECORD,
 ];

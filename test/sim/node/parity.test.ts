@@ -14,6 +14,7 @@ import {
   HANDOVER,
   INSPECT,
   LEAVE,
+  RECORD,
   RELEASE,
   type Script,
 } from "../../../src/scripts";
@@ -147,6 +148,29 @@ const CASES: readonly Case[] = [
   { name: "complete absent", script: COMPLETE, args: [T, "60000"] },
   { name: "complete done", setup: [hold("done:x", "60000")], script: COMPLETE, args: [T, "60000"] },
   { name: "complete other", setup: [hold("x")], script: COMPLETE, args: [T, "60000"] },
+  {
+    name: "complete with a record",
+    setup: [hold(T)],
+    script: COMPLETE,
+    args: [T, "60000", '{"v":1,"s":200}'],
+  },
+  {
+    name: "complete with a record, re-sent",
+    setup: [hold(`done:${T}|{"v":1}`, "60000")],
+    script: COMPLETE,
+    args: [T, "60000", '{"v":2}'],
+  },
+  { name: "record absent", script: RECORD, args: [] },
+  { name: "record held", setup: [hold(T)], script: RECORD, args: [] },
+  { name: "record reserved", setup: [hold(`wake:${W}|x`, "250")], script: RECORD, args: [] },
+  { name: "record done, none kept", setup: [hold("done:x", "60000")], script: RECORD, args: [] },
+  {
+    name: "record done with a record",
+    setup: [hold('done:x|{"v":1,"b":"a|b"}', "60000")],
+    script: RECORD,
+    args: [],
+  },
+  { name: "record, a key of another type", setup: [["ZADD", "k", "1", "m"]], script: RECORD, args: [] },
   {
     name: "handover ours",
     setup: [hold(T), fence(7), ...room(["300", W])],
