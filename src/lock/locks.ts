@@ -1,5 +1,5 @@
 import { ConfigurationError, isLockBusyError } from "../errors";
-import { checkKey, resolveCall, resolveOptions } from "../options";
+import { checkKey, type ResolvedOptions, resolveCall, resolveOptions } from "../options";
 import { freeAfter } from "../quorum/validity";
 import { acquireLoop, type Grant } from "./acquire";
 import { LockCore } from "./core";
@@ -74,7 +74,21 @@ function abortable(
 export function createLocks(options: LocksOptions): Locks {
   const resolved = resolveOptions(options);
   const core = new LockCore(resolved);
+  const locks = buildLocks(resolved, core);
+  CORES.set(locks, core);
+  return locks;
+}
 
+/** The core of each manager `createLocks` built, for the internal rounds of other layers. */
+const CORES = new WeakMap<Locks, LockCore>();
+
+/**
+ * The `LockCore` behind `locks` (idempotency reads records through it), or `undefined` for a
+ * `Locks` not built by `createLocks`.
+ */
+export const coreOf = (locks: Locks): LockCore | undefined => CORES.get(locks);
+
+function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
   const acquire = async (
     key: string,
     opts: AcquireOptions | undefined,

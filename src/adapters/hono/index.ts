@@ -1,8 +1,14 @@
 /**
- * `edgelock/hono`: the `lock()` middleware for Hono apps (Cloudflare Workers, AWS Lambda through
+ * `edgelock/hono`: the `lock()` and `idempotency()` middleware for Hono apps (Cloudflare Workers, AWS Lambda through
  * hono's adapter, Node, Bun, Deno).
  *
  * @module
  */
+
+export {
+  type IdempotencyMiddlewareOptions,
+  type IdempotencyVariables,
+  idempotency,
+} from "./idempotency";
 export { type LockEnv, type LockOptions, type LockVariables, lock } from "./middleware";
 export { type Problem, retryAfterSeconds } from "./problem";

@@ -1,5 +1,5 @@
-import type { Context, Env, ExecutionContext, MiddlewareHandler } from "hono";
-import { type Budget, budget as budgets, type LambdaContextLike } from "../../budget";
+import type { Context, Env, MiddlewareHandler } from "hono";
+import type { Budget } from "../../budget";
 import {
   type BudgetExhaustedError,
   ConfigurationError,
@@ -12,6 +12,7 @@ import {
 import type { Lock, Locks } from "../../lock";
 import { releaseSettled } from "../../lock/handle";
 import { isLocks, optionalMs } from "../../validate";
+import { defaultBudget, executionCtxOf } from "./context";
 import { busyResponse, unavailableResponse } from "./problem";
 
 /** Variables the middleware sets: `c.var.lock` is the held {@link Lock}. */
@@ -96,32 +97,6 @@ function validate(options: LockOptions): void {
       throw new ConfigurationError(name, "expected a function of the context");
     }
   }
-}
-
-/** `c.executionCtx`, which throws when absent (Node, Lambda, `app.request()` without a ctx). */
-function executionCtxOf(c: Context): ExecutionContext | undefined {
-  try {
-    return c.executionCtx;
-  } catch {
-    return undefined;
-  }
-}
-
-function lambdaContextOf(c: Context): LambdaContextLike | undefined {
-  const env = c.env as Record<string, unknown> | undefined;
-  // `handle(app)` passes `lambdaContext`; hono's `streamHandle` passes the same object as `context`.
-  for (const candidate of [env?.lambdaContext, env?.context]) {
-    const fn = (candidate as Partial<LambdaContextLike> | undefined)?.getRemainingTimeInMillis;
-    if (typeof fn === "function") return candidate as LambdaContextLike;
-  }
-  return undefined;
-}
-
-function defaultBudget(c: Context): Budget | undefined {
-  const lambdaContext = lambdaContextOf(c);
-  if (lambdaContext !== undefined) return budgets.lambda(lambdaContext);
-  if (executionCtxOf(c) !== undefined) return budgets.workersFetch();
-  return undefined;
 }
 
 /**

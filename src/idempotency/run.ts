@@ -1,0 +1,254 @@
+import type { Budget } from "../budget/budget";
+import {
+  ConfigurationError,
+  isBudgetExhaustedError,
+  isLockBusyError,
+  isQuorumError,
+  type LockError,
+} from "../errors";
+import { complete, isCompletable } from "../lock/handle";
+import { coreOf } from "../lock/locks";
+import { random, sleep } from "../lock/timing";
+import type { Lock, Locks } from "../lock/types";
+import { freeAfter } from "../quorum/validity";
+import { defaultFingerprint, defaultScope, sha256 } from "./digest";
+import { IDEMPOTENCY_KEY, parseKey } from "./header";
+import type { ResolvedIdempotency } from "./options";
+import {
+  alreadyProcessed,
+  inProgress,
+  invalidKey,
+  keyReused,
+  missingKey,
+  type ProblemAnswer,
+  unavailable,
+} from "./problems";
+import { decodeRecord, encodeRecord, type IdempotencyRecord, type StoredResponse } from "./record";
+
+/** The request as the idempotency layer needs it, whatever the runtime. */
+export interface IdempotentRequest<C> {
+  /** What the option callbacks (`locks`, `scope`, `fingerprint`, `budget`) get. */
+  readonly context: C;
+  readonly method: string;
+  /** Path with query string. */
+  readonly path: string;
+  /** A request header (case-insensitive), `undefined` when absent. */
+  header(name: string): string | undefined;
+  /** The request body's bytes (read once; the handler can still read it). */
+  body(): Promise<Uint8Array>;
+  /** The platform's default budget when the `budget` option is not set. */
+  readonly budget?: Budget | undefined;
+}
+
+/** What the handler answered: its response for this request, and how to store it. */
+export interface HandlerAnswer<R> {
+  readonly result: R;
+  readonly status: number;
+  /** Read the response to store it (called only when it is stored: status < 500, claim held). */
+  capture(): Promise<StoredResponse>;
+}
+
+/**
+ * What the layer decided. `pass`: not for it (method, no key); run the handler as usual. `problem`:
+ * answer it, the handler was not run. `replay`: answer the stored response, with
+ * `Idempotency-Replayed: true`. `ran`: the handler ran under the claim; answer its own result.
+ */
+export type IdempotentOutcome<R> =
+  | { readonly kind: "pass" }
+  | { readonly kind: "problem"; readonly problem: ProblemAnswer }
+  | { readonly kind: "replay"; readonly response: StoredResponse }
+  | { readonly kind: "ran"; readonly result: R; readonly stored: boolean };
+
+/** Lock keys live under this namespace; the client's key is hashed (no suffix can collide). */
+const NAMESPACE = "idempotency:";
+
+/** First and longest pause between looks while a duplicate waits (`wait`), ms. */
+const WAIT_STEP = 50;
+const WAIT_STEP_MAX = 1_000;
+
+/** Allow-listed headers of a response, lower-cased. */
+export function keptHeaders(
+  headers: Iterable<[string, string]>,
+  allow: ReadonlySet<string>,
+): [string, string][] {
+  const kept: [string, string][] = [];
+  for (const [name, value] of headers) {
+    if (allow.has(name.toLowerCase())) kept.push([name.toLowerCase(), value]);
+  }
+  return kept;
+}
+
+interface Lookup {
+  readonly record: IdempotencyRecord | undefined;
+  /** A marker without a record we can read: completed, not replayable. */
+  readonly doneWithout: boolean;
+  /** Nodes held by the claim of a request still running, with their PTTL. */
+  readonly running: number | undefined;
+}
+
+/** Read the key's record: any node holding one is enough (only the claim holder writes it). */
+async function lookup(locks: Locks, key: string, budget: Budget | undefined): Promise<Lookup> {
+  const core = coreOf(locks);
+  if (core === undefined) {
+    throw new ConfigurationError("locks", "expected the manager from createLocks()");
+  }
+  const timeout = core.timeoutFor(core.options.lease);
+  const round = await core.recordRound(core.keys(key), timeout, budget);
+  for (const text of round.values.values()) {
+    const record = decodeRecord(text);
+    if (record !== undefined) return { record, doneWithout: false, running: undefined };
+  }
+  if (round.ok) return { record: undefined, doneWithout: true, running: undefined };
+  const held = round.outcomes.filter((o) => o.status === "held");
+  const n = core.nodes.length;
+  // Only when holders alone rule out a majority is the key surely claimed (as for LockBusyError).
+  if (held.length <= n - core.quorum)
+    return { record: undefined, doneWithout: false, running: undefined };
+  const absent = round.outcomes.filter((o) => o.status === "absent").length;
+  const pttls = held.map((o) => o.pttl ?? -1);
+  const running = freeAfter(pttls, absent, core.quorum) ?? Math.max(0, ...pttls);
+  return { record: undefined, doneWithout: false, running };
+}
+
+/** The answer a completed record gives this request. */
+function fromRecord<R>(record: IdempotencyRecord, fingerprint: string): IdempotentOutcome<R> {
+  if (record.fingerprint !== fingerprint) return { kind: "problem", problem: keyReused() };
+  if (record.response === undefined) {
+    return { kind: "problem", problem: alreadyProcessed(record.status) };
+  }
+  return { kind: "replay", response: record.response };
+}
+
+const failed = <R>(error: LockError): IdempotentOutcome<R> => ({
+  kind: "problem",
+  problem: unavailable(error.name, error.message),
+});
+
+/**
+ * Run `handler` at most once per (scope, `Idempotency-Key`) while its record is kept: claim the
+ * key with a quorum lock (TTL from the budget, auto-extended), run the handler, and keep its
+ * response in the key's done marker on the nodes; a later request with the same key and
+ * fingerprint gets that response replayed, one with another fingerprint a 422, one arriving while
+ * the first runs a 409 (or waits up to `wait` ms for the result). A 5xx, a throw or a lost claim
+ * stores nothing and releases the claim, so a retry runs again. Runtime-neutral: the Hono and
+ * Lambda adapters map requests and answers.
+ *
+ * Cost: a first request N (record lookup) + N (claim) + N (record), plus N per extension; a
+ * replay N, answered by the first node that has the record.
+ *
+ * @throws whatever the handler throws (after releasing the claim); `ConfigurationError` for a
+ *   `locks` not from `createLocks`
+ * @example
+ * const outcome = await runIdempotent(resolved, request, async (lock) => answerOf(await next()));
+ */
+export async function runIdempotent<C, R>(
+  options: ResolvedIdempotency<C>,
+  request: IdempotentRequest<C>,
+  handler: (lock: Lock) => Promise<HandlerAnswer<R>>,
+): Promise<IdempotentOutcome<R>> {
+  if (!options.methods.has(request.method.toUpperCase())) return { kind: "pass" };
+  const header = request.header(IDEMPOTENCY_KEY);
+  if (header === undefined) {
+    return options.required ? { kind: "problem", problem: missingKey() } : { kind: "pass" };
+  }
+  const parsed = parseKey(header);
+  if ("invalid" in parsed) return { kind: "problem", problem: invalidKey(parsed.invalid) };
+  const { context } = request;
+  const locks = options.locks(context);
+  const scope =
+    options.scope === undefined
+      ? await defaultScope(request.header("authorization"), request.header("cookie"))
+      : await sha256("scope", String(await options.scope(context)));
+  const fingerprint =
+    options.fingerprint === undefined
+      ? await defaultFingerprint(request.method, request.path, await request.body())
+      : await sha256("fingerprint", String(await options.fingerprint(context)));
+  const key = `${NAMESPACE}${scope.slice(0, 32)}:${(await sha256("key", parsed.key)).slice(0, 32)}`;
+  const budget = options.budget === undefined ? request.budget : options.budget(context);
+  const waitUntil = performance.now() + options.wait;
+
+  for (let step = WAIT_STEP; ; step = Math.min(2 * step, WAIT_STEP_MAX)) {
+    let found: Lookup;
+    try {
+      found = await lookup(locks, key, budget);
+    } catch (error) {
+      if (isQuorumError(error) || isBudgetExhaustedError(error)) return failed(error);
+      throw error;
+    }
+    if (found.record !== undefined) return fromRecord(found.record, fingerprint);
+    if (found.doneWithout) return { kind: "problem", problem: alreadyProcessed(undefined) };
+    let retryAfter = found.running;
+    if (retryAfter === undefined) {
+      const claim = await claimKey(locks, key, options.lease, budget);
+      if (claim === "done") continue; // completed between the lookup and the claim: replay
+      if ("kind" in claim) return claim;
+      if ("lock" in claim) return runClaimed(options, claim.lock, fingerprint, handler);
+      retryAfter = claim.retryAfter;
+    }
+    const left = waitUntil - performance.now();
+    if (left <= 0) return { kind: "problem", problem: inProgress(retryAfter) };
+    const pause = Math.min(left, Math.max(1, Math.min(retryAfter, step)) * (0.5 + random() / 2));
+    await sleep(pause);
+  }
+}
+
+/**
+ * Claim the key: the lock, or how long the running claim may last, `"done"` when a node already
+ * has the record, or the 503 outcome when the nodes cannot decide.
+ */
+async function claimKey(
+  locks: Locks,
+  key: string,
+  lease: number | undefined,
+  budget: Budget | undefined,
+): Promise<{ lock: Lock } | { retryAfter: number } | "done" | IdempotentOutcome<never>> {
+  try {
+    const lock = await locks.acquire(key, {
+      wait: 0,
+      autoExtend: true,
+      ...(lease === undefined ? {} : { lease }),
+      ...(budget === undefined ? {} : { budget }),
+    });
+    return { lock };
+  } catch (error) {
+    if (isLockBusyError(error)) {
+      return error.outcomes.some((o) => o.status === "done")
+        ? "done"
+        : { retryAfter: error.retryAfter };
+    }
+    if (isQuorumError(error) || isBudgetExhaustedError(error)) return failed(error);
+    throw error;
+  }
+}
+
+/** Run the handler under the claim; keep its response, or release the claim for a retry. */
+async function runClaimed<R>(
+  options: { readonly maxBody: number; readonly ttl: number },
+  lock: Lock,
+  fingerprint: string,
+  handler: (lock: Lock) => Promise<HandlerAnswer<R>>,
+): Promise<IdempotentOutcome<R>> {
+  let answer: HandlerAnswer<R>;
+  try {
+    answer = await handler(lock);
+  } catch (error) {
+    await lock.release().catch(() => undefined);
+    throw error;
+  }
+  // A 5xx or a lost claim is not an answer to keep: release, so that a retry runs again.
+  if (answer.status >= 500 || lock.signal.aborted || !isCompletable(lock)) {
+    await lock.release().catch(() => undefined);
+    return { kind: "ran", result: answer.result, stored: false };
+  }
+  let record: string;
+  try {
+    const response = await answer.capture();
+    const keep = response.body.length <= options.maxBody;
+    record = encodeRecord(fingerprint, response, keep);
+  } catch {
+    await lock.release().catch(() => undefined);
+    return { kind: "ran", result: answer.result, stored: false };
+  }
+  const { recorded } = await complete(lock, options.ttl, record).catch(() => ({ recorded: false }));
+  return { kind: "ran", result: answer.result, stored: recorded };
+}
