@@ -6,8 +6,8 @@ import {
   resolveIdempotency,
   runIdempotent,
 } from "../../idempotency";
-import type { Lock } from "../../lock";
 import { defaultBudget } from "./context";
+import type { LockEnv, LockVariables } from "./middleware";
 
 /**
  * Options of {@link idempotency}: see `IdempotencyOptions` (`locks`, `methods`, `required`, `ttl`,
@@ -18,7 +18,7 @@ import { defaultBudget } from "./context";
 export type IdempotencyMiddlewareOptions<E extends Env = any> = IdempotencyOptions<Context<E>>;
 
 /** Variables the middleware sets: `c.var.lock` is the claim held while the handler runs. */
-export type IdempotencyVariables = { lock: Lock };
+export type IdempotencyVariables = LockVariables;
 
 /**
  * Hono middleware for `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header): a request
@@ -53,7 +53,7 @@ export type IdempotencyVariables = { lock: Lock };
 // biome-ignore lint/suspicious/noExplicitAny: as hono's createMiddleware: untyped apps get `any` env
 export function idempotency<E extends Env = any>(
   options: IdempotencyMiddlewareOptions<E>,
-): MiddlewareHandler<E & { Variables: IdempotencyVariables }> {
+): MiddlewareHandler<LockEnv<E>> {
   const resolved = resolveIdempotency(options as IdempotencyOptions<Context>, "idempotency");
   const middleware: MiddlewareHandler = async function idempotency(c, next) {
     const url = new URL(c.req.url);
@@ -106,5 +106,5 @@ export function idempotency<E extends Env = any>(
       }
     }
   };
-  return middleware as MiddlewareHandler<E & { Variables: IdempotencyVariables }>;
+  return middleware as MiddlewareHandler<LockEnv<E>>;
 }
