@@ -2,7 +2,8 @@
  * `edgelock/lambda`: AWS Lambda adapter. {@link withLock} runs an async handler while holding a
  * lock whose TTL is sized from `context.getRemainingTimeInMillis()`, and awaits the release before
  * the invocation returns. {@link dedupeScheduled} runs an EventBridge rule or Scheduler target at
- * most once per scheduled occurrence. No dependency on `@types/aws-lambda` at run time: {@link LambdaContext}
+ * most once per scheduled occurrence. {@link withIdempotency} gives an HTTP handler (API Gateway,
+ * Function URL) `Idempotency-Key` semantics. No dependency on `@types/aws-lambda` at run time: {@link LambdaContext}
  * is structural.
  *
  * @example
@@ -14,6 +15,13 @@
  *
  * @module
  */
+
+export type { HttpEvent, HttpEventV1, HttpEventV2, HttpResult } from "./http";
+export {
+  type IdempotentInvocation,
+  type WithIdempotencyOptions,
+  withIdempotency,
+} from "./idempotency";
 export { dedupeScheduled } from "./scheduled";
 export {
   type ScheduledRuleEvent,

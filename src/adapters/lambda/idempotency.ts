@@ -1,0 +1,113 @@
+import { budget as budgets, type LambdaContextLike } from "../../budget";
+import {
+  type IdempotencyOptions,
+  keptHeaders,
+  REPLAYED,
+  resolveIdempotency,
+  runIdempotent,
+} from "../../idempotency";
+import type { Lock } from "../../lock/types";
+import {
+  bodyOf,
+  type HttpEvent,
+  type HttpResult,
+  headersOf,
+  requestOf,
+  resultOf,
+  structured,
+} from "./http";
+import type { LambdaContext } from "./types";
+
+/** What the option callbacks get: the event and the invocation's context. */
+export interface IdempotentInvocation<TEvent, TContext> {
+  readonly event: TEvent;
+  readonly context: TContext;
+}
+
+/** Options of {@link withIdempotency}: see `IdempotencyOptions`; callbacks get `{ event, context }`. */
+export type WithIdempotencyOptions<
+  TEvent extends HttpEvent,
+  TContext extends LambdaContextLike = LambdaContext,
+> = IdempotencyOptions<IdempotentInvocation<TEvent, TContext>>;
+
+/**
+ * `Idempotency-Key` for an AWS Lambda HTTP handler — API Gateway REST API (payload 1.0), HTTP API
+ * (1.0 or 2.0) or a Function URL (2.0) — shaped like `withLock`: the handler runs at most once per
+ * caller and key while its response is kept (`ttl`, 24 h), and retries get it replayed with
+ * `Idempotency-Replayed: true`; the same rules as the Hono `idempotency()` middleware (409 while
+ * the first runs, 422 for another fingerprint, 400 for a bad key, 503 without a quorum, nothing
+ * kept for a 5xx, a throw or a lost claim). The claim's TTL follows
+ * `context.getRemainingTimeInMillis()`, and the handler gets the claim as its third argument
+ * (stop when `lock.signal` aborts). Everything is awaited before the handler returns: a frozen
+ * container runs nothing afterwards.
+ *
+ * @throws {ConfigurationError} at wrap time, naming the bad option
+ * @example
+ * import { createLocks, type Locks, nodesFromEnv } from "edgelock";
+ * import { withIdempotency } from "edgelock/lambda";
+ *
+ * let locks: Locks | undefined;
+ * const getLocks = () => (locks ??= createLocks({ nodes: nodesFromEnv(process.env) }));
+ *
+ * export const handler = withIdempotency(
+ *   async (event: APIGatewayProxyEventV2, context, lock) => {
+ *     const charge = await chargeCard(JSON.parse(event.body ?? "{}"), { signal: lock.signal });
+ *     return { statusCode: 201, headers: { "content-type": "application/json" }, body: JSON.stringify(charge) };
+ *   },
+ *   { locks: getLocks },
+ * );
+ */
+export function withIdempotency<
+  TEvent extends HttpEvent,
+  TResult,
+  TContext extends LambdaContextLike = LambdaContext,
+>(
+  handler: (event: TEvent, context: TContext, lock: Lock | undefined) => Promise<TResult>,
+  options: WithIdempotencyOptions<TEvent, TContext>,
+): (event: TEvent, context: TContext) => Promise<TResult | HttpResult> {
+  const resolved = resolveIdempotency(options, "withIdempotency");
+  return async function idempotentHandler(event: TEvent, context: TContext) {
+    const request = requestOf(event);
+    const outcome = await runIdempotent(
+      resolved,
+      {
+        context: { event, context },
+        method: request.method,
+        path: request.path,
+        header: request.header,
+        body: async () => request.body,
+        budget: budgets.lambda(context),
+      },
+      async (lock) => {
+        const result = await handler(event, context, lock);
+        const shaped = structured(result);
+        return {
+          result,
+          status: shaped.statusCode,
+          capture: async () => ({
+            status: shaped.statusCode,
+            headers: keptHeaders(headersOf(shaped), resolved.headers),
+            body: bodyOf(shaped),
+          }),
+        };
+      },
+    );
+    switch (outcome.kind) {
+      case "pass":
+        return handler(event, context, undefined);
+      case "ran":
+        return outcome.result;
+      case "problem":
+        return resultOf(
+          outcome.problem.status,
+          outcome.problem.headers,
+          new TextEncoder().encode(outcome.problem.body),
+        );
+      case "replay": {
+        const { response } = outcome;
+        const headers = [...response.headers, [REPLAYED.toLowerCase(), "true"] as const];
+        return resultOf(response.status, headers, response.body);
+      }
+    }
+  };
+}
