@@ -3,7 +3,8 @@
  * `functions/lambda.ts` (AWS Lambda through hono's adapter). Only the way the lock manager is
  * built differs per platform, so it comes in as `getLocks`.
  *
- * - `POST /invoices/:id/charge`: one lock per invoice, so two concurrent clicks never charge twice.
+ * - `POST /invoices/:id/charge`: one lock per invoice, so two concurrent clicks never charge twice;
+ *   with an `Idempotency-Key`, a client's retry after a timeout gets the first answer replayed.
  * - `POST /reports/daily/rebuild`: one global lock; the rebuild outlives the lease and relies on
  *   auto-extension, and stops when `c.var.lock.signal` aborts.
  * - `GET /locks/:key`: per-node view of a lock, for operators (put it behind your auth).
@@ -12,7 +13,7 @@
  */
 import { type Context, Hono } from "hono";
 import { isConfigurationError, isLockLostError, type Locks } from "../src";
-import { lock } from "../src/adapters/hono";
+import { idempotency, lock } from "../src/adapters/hono";
 
 /** Timings of the example; the defaults suit a deployed Worker, tests shorten them. */
 export interface AppOptions {
@@ -87,6 +88,10 @@ export function createApp(getLocks: (c: Context) => Locks, options: AppOptions =
 
   app.post(
     "/invoices/:id/charge",
+    // A client that retries after a timeout sends the same Idempotency-Key: it gets the first
+    // answer replayed instead of a second charge (or 409 while the first still runs).
+    idempotency({ locks: getLocks, lease: invoiceLease }),
+    // Requests without a key (or with different keys) for one invoice still take turns.
     lock({ locks: getLocks, key: (c) => `invoice:${c.req.param("id")}`, lease: invoiceLease }),
     async (c) => {
       const held = c.var.lock;

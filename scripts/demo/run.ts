@@ -43,10 +43,22 @@ export interface CronSummary {
   readonly nodeRequests: number;
 }
 
+/** The Idempotency-Key part: retries of one charge with one key. */
+export interface IdempotencySummary {
+  /** Sent at once; then as many again after the first finished; then one with another body. */
+  readonly burst: number;
+  readonly charged: number;
+  readonly inProgress: number;
+  readonly replayed: number;
+  readonly mismatched: number;
+  readonly other: number;
+}
+
 /** What {@link runDemo} measured, and the lines it printed (or would print). */
 export interface DemoSummary {
   readonly nodes: number;
   readonly rows: readonly Row[];
+  readonly idempotency: IdempotencySummary;
   readonly cron: CronSummary;
   readonly lines: readonly string[];
 }
@@ -173,6 +185,51 @@ function table(rows: readonly Row[], nodes: number): string[] {
   ];
 }
 
+/**
+ * A client retrying one charge with one `Idempotency-Key`: `size` requests at once (one charges,
+ * the others find it in progress), `size` more once it finished (replayed), and one with another
+ * body (422).
+ */
+async function idempotentRetries(
+  mf: Miniflare,
+  size: number,
+): Promise<{ summary: IdempotencySummary; lines: string[] }> {
+  const key = `"retry-${crypto.randomUUID().slice(0, 8)}"`;
+  const send = async (body: string) => {
+    const res = await mf.dispatchFetch("http://localhost/invoices/inv-retry/charge", {
+      method: "POST",
+      headers: { "Idempotency-Key": key, "Content-Type": "application/json" },
+      body,
+    });
+    const text = await res.text();
+    return {
+      status: res.status,
+      charged: res.status === 200 && text.includes('"status":"charged"'),
+      replayed: res.headers.get("idempotency-replayed") === "true",
+    };
+  };
+  const first = await Promise.all(Array.from({ length: size }, () => send('{"amount":5}')));
+  const later = await Promise.all(Array.from({ length: size }, () => send('{"amount":5}')));
+  const changed = await send('{"amount":500}');
+  const all = [...first, ...later, changed];
+  const summary: IdempotencySummary = {
+    burst: size,
+    charged: all.filter((r) => r.charged && !r.replayed).length,
+    inProgress: all.filter((r) => r.status === 409).length,
+    replayed: all.filter((r) => r.replayed).length,
+    mismatched: all.filter((r) => r.status === 422).length,
+    other: all.filter((r) => !r.charged && !r.replayed && r.status !== 409 && r.status !== 422)
+      .length,
+  };
+  const lines = [
+    "",
+    `Idempotency-Key ${key} on one charge: ${size} requests at once, ${size} retries after, 1 with another body`,
+    `  charged ${summary.charged}, in progress (409) ${summary.inProgress}, replayed ${summary.replayed}` +
+      ` (Idempotency-Replayed: true), another body (422) ${summary.mismatched}, other ${summary.other}`,
+  ];
+  return { summary, lines };
+}
+
 /** The Worker's cron expression (wrangler.toml) and the demo's rebuild duration. */
 const CRON = "0 3 * * *";
 const DEMO_REPORT_MS = 1_000;
@@ -277,9 +334,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     await scenarios("nodes 1+2 paused", 3);
     for (const control of cluster.controls) control.resume();
     for (const line of table(rows, cluster.nodes.length)) say(line);
+    const retries = await idempotentRetries(mf, size);
+    for (const line of retries.lines) say(line);
     const cron = await cronDuplicates(mf, cluster, prefix, cronBurst);
     for (const line of cron.lines) say(line);
-    return { nodes: cluster.nodes.length, rows, cron: cron.summary, lines };
+    const idempotency = retries.summary;
+    return { nodes: cluster.nodes.length, rows, idempotency, cron: cron.summary, lines };
   } finally {
     for (const control of cluster?.controls ?? []) control.resume();
     await mf?.dispose().catch(() => {});

@@ -62,6 +62,18 @@ describe("npm start (the demo)", () => {
     for (const r of demo.rows) expect(r.nodeRequests / r.requests).toBeLessThanOrEqual(3 * n);
   });
 
+  it("retries with one Idempotency-Key: one charge, the rest 409 or replayed, another body 422", () => {
+    const { idempotency } = demo;
+    expect(idempotency.charged).toBe(1);
+    // The first burst: one charges, the others find it in progress; the later ones are replays.
+    expect(idempotency.inProgress + idempotency.replayed).toBe(2 * BURST - 1);
+    expect(idempotency.replayed).toBeGreaterThanOrEqual(BURST);
+    expect([idempotency.mismatched, idempotency.other]).toEqual([1, 0]);
+    expect(demo.lines.join("\n")).toMatch(
+      /Idempotency-Key "retry-[0-9a-f]{8}" on one charge: 5 requests at once, 5 retries after, 1 with another body\n {2}charged 1, in progress \(409\) \d+, replayed \d+ \(Idempotency-Replayed: true\), another body \(422\) 1, other 0/,
+    );
+  });
+
   it("the cron job ran once for its scheduled time; its done marker is on every node for ~24 h", () => {
     const { cron } = demo;
     expect([cron.deliveries, cron.ran, cron.skipped, cron.failed]).toEqual([6, 1, 5, 0]);
