@@ -120,7 +120,9 @@ export class SimCluster {
     const { node } = this.host(index);
     const sha = SHA_OF.get(source);
     const mutant = sha === undefined ? undefined : this.overrides.get(sha);
-    return mutant === undefined ? node.eval(source, keys, args) : node.eval(mutant, keys, args, sha);
+    return mutant === undefined
+      ? node.eval(source, keys, args)
+      : node.eval(mutant, keys, args, sha);
   }
 
   /** The library's name for a script (`acquire`, ...), by SHA-1 or source, for traces. */
