@@ -381,7 +381,8 @@ describe("misconfigured nodes and malformed replies → QuorumError; outcomes na
       const locks = createLocks({
         nodes: [...dev.cluster.nodes.slice(0, 2), { url: fake.url, token: "t" }],
         prefix: p,
-        onEvent: (e) => events.push(`${e.type}:${"result" in e ? e.result : "reason" in e ? e.reason : e.index}`),
+        onEvent: (e) =>
+          events.push(`${e.type}:${"result" in e ? e.result : "reason" in e ? e.reason : e.index}`),
       });
       const lock = await locks.acquire("k");
       expect((await lock.release()).status).toBe("released");

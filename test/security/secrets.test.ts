@@ -253,7 +253,11 @@ describe("library errors and events carry no token", () => {
       .catch((e: unknown) => e);
     expect(usingError).toBe(own);
     await settle(100);
-    const types = new Set(events.map((e) => `${e.type}:${"result" in e ? e.result : "reason" in e ? e.reason : e.index}`));
+    const types = new Set(
+      events.map(
+        (e) => `${e.type}:${"result" in e ? e.result : "reason" in e ? e.reason : e.index}`,
+      ),
+    );
     for (const expected of [
       "acquire:granted",
       "acquire:busy",

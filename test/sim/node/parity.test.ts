@@ -170,7 +170,12 @@ const CASES: readonly Case[] = [
     script: RECORD,
     args: [],
   },
-  { name: "record, a key of another type", setup: [["ZADD", "k", "1", "m"]], script: RECORD, args: [] },
+  {
+    name: "record, a key of another type",
+    setup: [["ZADD", "k", "1", "m"]],
+    script: RECORD,
+    args: [],
+  },
   {
     name: "handover ours",
     setup: [hold(T), fence(7), ...room(["300", W])],
