@@ -166,6 +166,7 @@ export async function runIdempotent<C, R>(
   const key = `${NAMESPACE}${scope.slice(0, 32)}:${(await sha256("key", parsed.key)).slice(0, 32)}`;
   const budget = options.budget === undefined ? request.budget : options.budget(context);
   const waitUntil = performance.now() + options.wait;
+  let doneSeen = 0;
 
   for (let step = WAIT_STEP; ; step = Math.min(2 * step, WAIT_STEP_MAX)) {
     let found: Lookup;
@@ -180,7 +181,13 @@ export async function runIdempotent<C, R>(
     let retryAfter = found.running;
     if (retryAfter === undefined) {
       const claim = await claimKey(locks, key, options.lease, budget);
-      if (claim === "done") continue; // completed between the lookup and the claim: replay
+      if (claim === "done") {
+        // Completed between the lookup and the claim: look again and replay. A marker the
+        // lookup keeps missing (its node answers the claim but not the lookup) is "processed".
+        doneSeen += 1;
+        if (doneSeen > 2) return { kind: "problem", problem: alreadyProcessed(undefined) };
+        continue;
+      }
       if ("kind" in claim) return claim;
       if ("lock" in claim) return runClaimed(options, claim.lock, fingerprint, handler);
       retryAfter = claim.retryAfter;

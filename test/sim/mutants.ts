@@ -1,5 +1,5 @@
 /**
- * The fixes of issue 11 §1, undone one at a time in the Lua the simulated nodes run: each mutant
+ * The fixes of issue 11 §1 (and issue 12's done-marker record), undone one at a time in the Lua the simulated nodes run: each mutant
  * is the current script with the fix's lines replaced, so it stays in step with the real source.
  * The simulation must find a bug in its named regression schedule with each mutant
  * (`sim.test.ts`), which shows the schedules and properties would have caught the defect.
@@ -7,7 +7,15 @@
  * @module
  */
 
-import { EXTEND, FENCE_RAISE, HANDOVER, RELEASE, type Script } from "../../src/scripts";
+import {
+  ACQUIRE,
+  EXTEND,
+  FENCE_RAISE,
+  HANDOVER,
+  RECORD,
+  RELEASE,
+  type Script,
+} from "../../src/scripts";
 
 /** Lua sources to run instead of the real ones, by the SHA-1 the client sends. */
 export type ScriptOverrides = ReadonlyMap<string, string>;
@@ -40,6 +48,18 @@ export const MUTANTS = {
       RELEASE,
       "if reservedBy(current, ARGV[1]) then\n  return 1",
       "if false then\n  return 1",
+    ),
+  ]),
+  /**
+   * e (issue 12): a done marker no longer ends the key's story — RECORD reads every key as absent
+   * and ACQUIRE grants over a marker — so a kept response is neither replayed nor protected.
+   */
+  "e-done-ignored": new Map([
+    mutate(RECORD, 'if redis.call("TYPE", KEYS[1]).ok ~= "string" then', "if true then"),
+    mutate(
+      ACQUIRE,
+      "if current == false or current == ARGV[1] then",
+      'if current == false or current == ARGV[1] or string.sub(current, 1, 5) == "done:" then',
     ),
   ]),
 } satisfies Record<string, ScriptOverrides>;

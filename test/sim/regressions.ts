@@ -31,6 +31,17 @@ const acquire = (lease: number, wait: number, hold: number, extra: Partial<OpSpe
 
 const caller = (start: number, ...ops: OpSpec[]): CallerSpec => ({ start, ops });
 
+/** A request with `Idempotency-Key` "k0" and body `body` whose handler takes `hold` ms. */
+const idempotent = (body: number, hold: number): OpSpec => ({
+  kind: "idempotent",
+  key: 0,
+  body,
+  lease: 1_000,
+  hold,
+  fail: false,
+  wait: 0,
+});
+
 /** Three callers of one instance that keep re-acquiring with short holds. */
 const busyLocal = (start: number): CallerSpec =>
   caller(start, ...Array.from({ length: 6 }, () => acquire(1_000, 4_000, 20)));
@@ -123,5 +134,36 @@ export const REGRESSIONS = {
         { wake: true, rate: 1, callers: [caller(20, acquire(900, 3_000, 10))] },
       ],
     },
+  },
+  /**
+   * e (issue 12): a request with an Idempotency-Key runs and keeps its response; a retry with the
+   * same body is replayed, one with another body gets 422, and two more retries race for the
+   * claim. Undone (a done marker read as held, and granted over), the first retry runs the handler
+   * a second time after a kept response.
+   */
+  "e-idempotent-retry": {
+    spec: {
+      seed: 12,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        // The plain acquire afterwards: lock keys and idempotency keys never meet.
+        { wake: false, rate: 1, callers: [caller(0, idempotent(0, 200), acquire(500, 0, 10))] },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(600, idempotent(0, 0), idempotent(1, 0)),
+            caller(650, idempotent(0, 0)),
+            caller(650, idempotent(0, 0)),
+          ],
+        },
+      ],
+    },
+    mutant: "e-done-ignored",
+    finds: "idempotent-once",
   },
 } satisfies Record<string, Regression>;

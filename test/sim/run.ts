@@ -68,6 +68,8 @@ export async function runSchedule(
     owner: new Map(),
     waits: [],
     jobs: [],
+    idempotentRuns: [],
+    idempotentAnswers: [],
     problems: [],
   };
   const clients: SimClient[] = [];
@@ -180,6 +182,14 @@ function traceOf(observed: Observations, net: SimNetwork, verdict: Verdict): str
     ),
     ...net.wipes.map((w) => `${w.at} wipe node ${w.node}`),
     ...observed.jobs.map((j) => `${j.at} job ${j.job}`),
+    ...observed.idempotentRuns.map(
+      (r) =>
+        `${r.at} idempotent run ${r.key} body=${r.body} "${r.answer}" stored=${r.stored} end=${r.endedAt}`,
+    ),
+    ...observed.idempotentAnswers.map(
+      (a) =>
+        `${a.at} idempotent answer ${a.key} body=${a.body} ${a.kind}${a.replayed === undefined ? "" : ` "${a.replayed}"`}`,
+    ),
     ...verdict.bugs.map((b) => `bug ${b.property}: ${b.detail}`),
   ];
 }

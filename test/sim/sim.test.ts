@@ -29,6 +29,21 @@ describe("deterministic simulation", () => {
     });
   }
 
+  it("regression e: one run; the retry replayed, another body 422, racing retries replayed or 409", async () => {
+    const { trace } = await runSchedule(REGRESSIONS["e-idempotent-retry"].spec, { trace: true });
+    const lines = trace ?? [];
+    expect(lines.filter((l) => l.includes("idempotent run"))).toHaveLength(1);
+    const answers = lines
+      .filter((l) => l.includes("idempotent answer"))
+      .map((l) => l.split(" ").slice(3, 6).join(" "));
+    expect(answers.filter((a) => a.startsWith("k0 body=0 ran"))).toHaveLength(1);
+    expect(answers.filter((a) => a.startsWith("k0 body=1 422"))).toHaveLength(1);
+    const others = answers.filter((a) => a.startsWith("k0 body=0") && !a.includes(" ran"));
+    expect(others).toHaveLength(3);
+    for (const a of others) expect(a).toMatch(/ (replay|409)/);
+    expect(others.some((a) => a.includes("replay"))).toBe(true);
+  });
+
   it("replays a schedule exactly (same seed, same trace)", async () => {
     const { spec } = REGRESSIONS["c-handover-starvation"];
     const first = await runSchedule(spec, { trace: true });

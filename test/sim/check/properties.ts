@@ -10,7 +10,8 @@
  *    (`HANDOVER_RUN_MAX` + 1);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
  * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
- * job after a recorded run.
+ * job after a recorded run, and for Idempotency-Key requests a second run after a kept response,
+ * a replay that is not a successful run's response for the same body, a 422 without another body.
  *
  * Properties 1–3 come from the real-server safety checker (`test/safety/harness/checker.ts`). A
  * violation in a schedule where a node restarted empty (assumption A2 broken) is classified as the
@@ -88,6 +89,9 @@ export function checkSchedule(input: CheckInput): Verdict {
     (wiped ? hazards : bugs).push(finding);
   }
   for (const finding of onceRuns(observed)) (wipes.length > 0 ? hazards : bugs).push(finding);
+  for (const finding of idempotentRuns(observed)) {
+    (wipes.length > 0 ? hazards : bugs).push(finding);
+  }
   if (input.faultFree) bugs.push(...liveness(input), ...fairness(input));
   return { bugs, hazards, grants: observed.grants.length };
 }
@@ -103,6 +107,45 @@ function onceRuns(observed: Observations): Finding[] {
     }
     if (run.recorded === true && run.endedAt !== undefined) {
       recordedEnd.set(run.job, Math.min(end ?? Infinity, run.endedAt));
+    }
+  }
+  return found;
+}
+
+/**
+ * Idempotency-Key (issue 12): no run of a key starts after a run of it whose response was kept on
+ * a majority; every replay is the response of a successful run of that key for the same body;
+ * a 422 answers only a body that differs from a successful run's.
+ */
+function idempotentRuns(observed: Observations): Finding[] {
+  const found: Finding[] = [];
+  const storedEnd = new Map<string, number>();
+  for (const run of [...observed.idempotentRuns].sort((a, b) => a.at - b.at)) {
+    const end = storedEnd.get(run.key);
+    if (end !== undefined && run.at > end) {
+      found.push({
+        property: "idempotent-once",
+        detail: `${run.key} ran again at ${run.at} (kept ${end})`,
+      });
+    }
+    if (run.stored === true && run.endedAt !== undefined) {
+      storedEnd.set(run.key, Math.min(end ?? Infinity, run.endedAt));
+    }
+  }
+  const succeeded = observed.idempotentRuns.filter((r) => !r.fail);
+  for (const answer of observed.idempotentAnswers) {
+    if (answer.kind === "replay") {
+      const source = succeeded.find((r) => r.answer === answer.replayed);
+      if (source === undefined || source.key !== answer.key || source.body !== answer.body) {
+        const detail = `${answer.key} (body ${answer.body}) replayed "${answer.replayed}" at ${answer.at}`;
+        found.push({ property: "idempotent-replay", detail });
+      }
+    } else if (answer.kind === "422") {
+      const other = succeeded.some((r) => r.key === answer.key && r.body !== answer.body);
+      if (!other) {
+        const detail = `${answer.key} (body ${answer.body}) got 422 at ${answer.at} without another body's run`;
+        found.push({ property: "idempotent-422", detail });
+      }
     }
   }
   return found;

@@ -1,5 +1,6 @@
 /**
- * Simulated client processes: the library's real code (src/index.ts, bundled once with esbuild)
+ * Simulated client processes: the library's real code (src/index.ts and the idempotency core, see
+ * entry.ts; bundled once with esbuild)
  * evaluated in a `vm` context per client, whose timers, `performance.now()`, `Date.now()` and
  * `crypto.getRandomValues` are the client's own: its clock runs at `rate` × virtual time from an
  * epoch `offset`, its timers fire on the scheduler, its random bytes come from its seed. Each
@@ -14,9 +15,10 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { createContext, Script } from "node:vm";
 import { buildSync } from "esbuild";
-import type * as Edgelock from "../../../src/index";
+import type * as Edgelock from "./entry";
 import type { Random } from "./random";
 import type { Scheduled, Scheduler } from "./scheduler";
 
@@ -72,7 +74,7 @@ const pool: Slot[] = [];
 function bundle(): Script {
   if (compiled !== undefined) return compiled;
   const result = buildSync({
-    entryPoints: [new URL("../../../src/index.ts", import.meta.url).pathname],
+    entryPoints: [new URL("./entry.ts", import.meta.url).pathname],
     bundle: true,
     write: false,
     format: "cjs",
@@ -144,7 +146,21 @@ function newSlot(): Slot {
         for (let i = 0; i < bytes.length; i++) bytes[i] = random.uint32() & 0xff;
         return array;
       },
+      // SHA-256 only (the idempotency layer's digests), computed at once: Node's own subtle
+      // digest settles on its thread pool, outside virtual time, and would make runs differ.
+      subtle: {
+        digest: async (algorithm: string, data: ArrayBufferView | ArrayBuffer) => {
+          if (algorithm !== "SHA-256") throw new Error(`the simulation digests SHA-256 only`);
+          const view = ArrayBuffer.isView(data)
+            ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+            : new Uint8Array(data);
+          const hash = createHash("sha256").update(view).digest();
+          return hash.buffer.slice(hash.byteOffset, hash.byteOffset + hash.byteLength);
+        },
+      },
     },
+    btoa,
+    atob,
     __epoch: () => {
       const b = current();
       return Math.floor(b.started + b.options.offsetMs + elapsed(b));

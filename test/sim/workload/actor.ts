@@ -11,10 +11,10 @@
 
 import type * as Edgelock from "../../../src/index";
 import type { GrantRecord } from "../../safety/harness/history";
+import type { Lib } from "../runtime/realm";
 import type { OpSpec } from "./spec";
 import type { Clock, SimStore } from "./store";
 
-type Lib = typeof Edgelock;
 type Lock = Edgelock.Lock;
 
 /** An acquisition that waited (wait > 0), granted or not: what the liveness checks read. */
@@ -46,6 +46,30 @@ export interface JobRun {
   endedAt?: number;
 }
 
+/** A run of an idempotent request's handler (under its claim). */
+export interface IdempotentRun {
+  readonly key: string;
+  readonly body: number;
+  /** The response body it answered: unique per run. */
+  readonly answer: string;
+  readonly at: number;
+  readonly fail: boolean;
+  /** Whether its response was kept on a majority, and when the request returned. */
+  stored?: boolean;
+  endedAt?: number;
+}
+
+/** What an idempotent request got back. */
+export interface IdempotentAnswer {
+  readonly key: string;
+  readonly body: number;
+  readonly at: number;
+  /** `ran`, `replay` or a problem's status (`409`, `422`, `503`, …). */
+  readonly kind: string;
+  /** The replayed response body. */
+  readonly replayed?: string;
+}
+
 /** Everything the actors of one schedule record. */
 export interface Observations {
   readonly grants: GrantRecord[];
@@ -53,6 +77,8 @@ export interface Observations {
   readonly owner: Map<string, number>;
   readonly waits: WaitRecord[];
   readonly jobs: JobRun[];
+  readonly idempotentRuns: IdempotentRun[];
+  readonly idempotentAnswers: IdempotentAnswer[];
   readonly problems: Problem[];
 }
 
@@ -127,6 +153,51 @@ async function runOp(ctx: ActorContext, op: OpSpec): Promise<void> {
     }
     case "acquire":
       return acquireOp(ctx, op);
+    case "idempotent":
+      return idempotentOp(ctx, op);
+  }
+}
+
+/** One request with an `Idempotency-Key` through the idempotency core (as both adapters do). */
+async function idempotentOp(ctx: ActorContext, op: OpSpec & { kind: "idempotent" }): Promise<void> {
+  const { clock, lib, locks, observed } = ctx;
+  const key = `k${op.key}`;
+  const resolved = lib.resolveIdempotency<undefined>(
+    { locks, lease: op.lease, wait: op.wait, ttl: 600_000 },
+    "sim",
+  );
+  const body = new TextEncoder().encode(`body ${op.body}`);
+  const request = {
+    context: undefined,
+    method: "POST",
+    path: "/charge",
+    header: (name: string) => (name.toLowerCase() === "idempotency-key" ? `"${key}"` : undefined),
+    body: async () => body,
+  };
+  let run: IdempotentRun | undefined;
+  const outcome = await lib.runIdempotent(resolved, request, async (lock) => {
+    const answer = `run ${observed.idempotentRuns.length} of ${key} (i${ctx.instance}/c${ctx.caller})`;
+    run = { key, body: op.body, answer, at: clock.now(), fail: op.fail };
+    observed.idempotentRuns.push(run);
+    await clock.sleep(op.hold);
+    const status = op.fail || lock.signal.aborted ? 503 : 200;
+    const response = { status, headers: [], body: new TextEncoder().encode(answer) };
+    return { result: answer, status, capture: async () => response };
+  });
+  const at = clock.now();
+  const kind = outcome.kind === "problem" ? String(outcome.problem.status) : outcome.kind;
+  const replayed =
+    outcome.kind === "replay" ? new TextDecoder().decode(outcome.response.body) : undefined;
+  observed.idempotentAnswers.push({
+    key,
+    body: op.body,
+    at,
+    kind,
+    ...(replayed === undefined ? {} : { replayed }),
+  });
+  if (run !== undefined && outcome.kind === "ran") {
+    run.stored = outcome.stored;
+    run.endedAt = at;
   }
 }
 

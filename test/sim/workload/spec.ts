@@ -34,6 +34,19 @@ export type OpSpec =
     }
   | { readonly kind: "using"; readonly key: number; readonly wait: number; readonly hold: number }
   | { readonly kind: "once"; readonly job: number; readonly hold: number }
+  | {
+      /** A request with `Idempotency-Key` `"k<key>"` through the idempotency core. */
+      readonly kind: "idempotent";
+      readonly key: number;
+      /** Which body it sends (another body with the same key must get 422). */
+      readonly body: number;
+      readonly lease: number;
+      readonly hold: number;
+      /** The handler answers 503 (nothing may be kept). */
+      readonly fail: boolean;
+      /** How long a duplicate waits for the first request's result. */
+      readonly wait: number;
+    }
   | { readonly kind: "pause"; readonly ms: number };
 
 /** One caller (an async task of an instance): starts at `start`, runs `ops` in order. */
@@ -103,6 +116,18 @@ const op = (keys: number): fc.Arbitrary<OpSpec> =>
         kind: fc.constant("once" as const),
         job: fc.integer({ min: 0, max: 1 }),
         hold: fc.integer({ min: 0, max: 300 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant("idempotent" as const),
+        key: fc.integer({ min: 0, max: 1 }),
+        body: fc.constantFrom(0, 0, 0, 1),
+        lease,
+        hold: fc.integer({ min: 0, max: 1_000 }),
+        fail: fc.constantFrom(false, false, false, true),
+        wait: fc.oneof(fc.constant(0), fc.integer({ min: 50, max: 2_000 })),
       }),
     },
     {
