@@ -9,7 +9,7 @@
 //
 // Flags: --iterations (uncontended rounds), --warmup, --fault-iterations (per condition),
 // --duration (contention window, ms), --workers, --hold (ms), --sections
-// (uncontended,slow-minority,contention,cost,bundle), --out (JSON path), --cluster
+// (uncontended,slow-minority,contention,cost,idempotency,bundle), --out (JSON path), --cluster
 // per-node|child|in-process (where the dev cluster's REST endpoints run; default per-node: one
 // forked process per node, so their work neither runs on the bench's event loop nor queues behind
 // the other nodes' on one event loop, as with separate remote servers; child: one forked process
@@ -26,13 +26,21 @@ import { runBundle } from "./bundle";
 import { type BenchCluster, startBenchCluster } from "./cluster";
 import { runContention } from "./contention";
 import { runCost } from "./cost";
+import { runIdempotency } from "./idempotency";
 import { renderMarkdown } from "./report";
 import { runSlowMinority } from "./slow-minority";
 import { round3 } from "./stats";
 import { type BenchResults, evaluateTargets } from "./targets";
 import { runUncontended } from "./uncontended";
 
-const SECTIONS = ["uncontended", "slow-minority", "contention", "cost", "bundle"] as const;
+const SECTIONS = [
+  "uncontended",
+  "slow-minority",
+  "contention",
+  "cost",
+  "idempotency",
+  "bundle",
+] as const;
 type Section = (typeof SECTIONS)[number];
 const NODES = 5;
 
@@ -132,6 +140,14 @@ try {
   if (wants("cost")) {
     log("cost per locked request");
     results.cost = await runCost(cluster, { nodeCounts: [1, 3, NODES], times: config.costTimes });
+  }
+  if (wants("idempotency")) {
+    log("idempotency: node requests per first request and per replay, and their latency");
+    results.idempotency = await runIdempotency(cluster, {
+      nodeCounts: [1, 3, NODES],
+      times: config.costTimes,
+      rounds: quick ? 50 : 200,
+    });
   }
   if (wants("bundle")) {
     log("bundle sizes");

@@ -172,9 +172,33 @@ export function renderMarkdown(
       ),
     );
   }
+  const idem = results.idempotency;
+  if (idem !== undefined && idem.length > 0) {
+    out.push(
+      "\n### 5. Idempotency-Key (Hono middleware; first request vs replay, interleaved)\n",
+      table(
+        [
+          "nodes",
+          "node requests / first",
+          "node requests / replay",
+          "first p50 ms",
+          "replay p50 ms",
+          "replay / first p50",
+        ],
+        idem.map((r) => [
+          r.nodes,
+          fx(r.requestsPerFirst),
+          fx(r.requestsPerReplay),
+          ms(r.first.p50),
+          ms(r.replay.p50),
+          `${fx(r.replay.p50 / r.first.p50)}×`,
+        ]),
+      ),
+    );
+  }
   if (results.bundle !== undefined) {
     out.push(
-      "\n### 5. Bundle size (esbuild, ESM, neutral, minified; gzip -9)\n",
+      "\n### 6. Bundle size (esbuild, ESM, neutral, minified; gzip -9)\n",
       table(
         ["entry", "min B", "min+gzip B", "external imports"],
         results.bundle.map((r) => [

@@ -7,6 +7,7 @@
 import type { BundleRow } from "./bundle";
 import type { ContentionOptions, ContentionRow } from "./contention";
 import type { CostRow } from "./cost";
+import type { IdempotencyRow } from "./idempotency";
 import type { SlowMinorityResult } from "./slow-minority";
 import type { Summary } from "./stats";
 import type { UncontendedResult } from "./uncontended";
@@ -17,6 +18,7 @@ export interface BenchResults {
   slowMinority?: SlowMinorityResult;
   contention?: { readonly options: ContentionOptions; readonly rows: readonly ContentionRow[] };
   cost?: readonly CostRow[];
+  idempotency?: readonly IdempotencyRow[];
   bundle?: readonly BundleRow[];
 }
 
@@ -148,6 +150,23 @@ export function evaluateTargets(results: BenchResults): TargetResult[] {
       ratio,
       limit: `= ${cost.expected}`,
       met: cost.requestsPerLockedRequest === cost.expected,
+    });
+  }
+  for (const row of results.idempotency ?? []) {
+    const n = row.nodes;
+    targets.push({
+      target: `idempotency: ${n} node(s), node requests per first request = 3N (the lock's 2N + N for the record)`,
+      measured: `${fx(row.requestsPerFirst)} of ${3 * n}`,
+      ratio: row.requestsPerFirst / (3 * n),
+      limit: `= ${3 * n}`,
+      met: row.requestsPerFirst === 3 * n,
+    });
+    targets.push({
+      target: `idempotency: ${n} node(s), node requests per replay ≤ N`,
+      measured: `${fx(row.requestsPerReplay)} of ${n} (replay p50 ${fx(row.replay.p50 / row.first.p50)}× a first request's; reported, not judged)`,
+      ratio: row.requestsPerReplay / n,
+      limit: `≤ ${n}`,
+      met: row.requestsPerReplay <= n,
     });
   }
   const core = results.bundle?.find((b) => b.id === "edgelock (core)");
