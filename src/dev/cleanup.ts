@@ -91,20 +91,23 @@ while IFS= read -r line; do
   esac
 done
 [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+[ -n "$1" ] && rm -rf -- "$1"
 exit 0`;
 
 /**
  * The parent-death safeguard: a tiny `sh` that SIGKILLs the PIDs it was told about when this process
- * goes away (its stdin pipe closes). Without `sh` (Windows) it silently does nothing.
+ * goes away (its stdin pipe closes), then removes the cluster's temporary directory `dir`, so not
+ * even a SIGKILLed CLI or test run leaves an `edgelock-dev-*` directory behind. Without `sh`
+ * (Windows) it silently does nothing.
  */
 export class Watchdog {
   readonly #child: ChildProcess | undefined;
 
-  constructor() {
+  constructor(dir = "") {
     let child: ChildProcess | undefined;
     try {
       // Own process group too, so a SIGKILL sent to this process's whole group spares it.
-      child = spawn("sh", ["-c", WATCHDOG_SCRIPT], {
+      child = spawn("sh", ["-c", WATCHDOG_SCRIPT, "edgelock-watchdog", dir], {
         stdio: ["pipe", "ignore", "ignore"],
         detached: true,
       });

@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { registerEmergencyStop, Watchdog } from "./cleanup";
 import { DevClusterError } from "./errors";
-import { LocalNode } from "./node";
+import type { LocalNode } from "./node";
+import { loadNodeModule } from "./optional";
 import { findRedisServer } from "./redis-process";
 import type { DevCluster, DevClusterOptions } from "./types";
 
@@ -82,8 +83,10 @@ function connectHostFor(host: string): string {
 export async function startDevCluster(options: DevClusterOptions = {}): Promise<DevCluster> {
   const settings = validate(options);
   const binary = findRedisServer(options.redisServer);
+  // Loaded here, not at import: ioredis is optional for users who never start a cluster.
+  const { LocalNode } = await loadNodeModule();
   const root = mkdtempSync(join(tmpdir(), "edgelock-dev-"));
-  const watchdog = new Watchdog();
+  const watchdog = new Watchdog(root);
   const nodes: LocalNode[] = [];
   const unregister = registerEmergencyStop(() => {
     for (const node of nodes) node.killNow();

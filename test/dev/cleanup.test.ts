@@ -1,15 +1,19 @@
 // Nothing outlives a cluster: stop(), process exit, SIGTERM, and a SIGKILLed parent (watchdog).
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { startDevCluster } from "../../src/dev/index";
+import { eventually } from "../lock/helpers";
 import { isProcessAlive, redisServerPid, waitForExit } from "../support/processes";
 
 const fixture = fileURLToPath(new URL("./fixtures/child-cluster.ts", import.meta.url));
 
 /** Spawns the fixture under Node with tsx's loader and reads its `{ pids }` line. */
-async function startChild(mode: "exit" | "wait"): Promise<{ child: ChildProcess; pids: number[] }> {
+async function startChild(
+  mode: "exit" | "wait",
+): Promise<{ child: ChildProcess; pids: number[]; dir: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", fixture, mode], {
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -18,9 +22,12 @@ async function startChild(mode: "exit" | "wait"): Promise<{ child: ChildProcess;
     buffered += chunk.toString("utf8");
     const newline = buffered.indexOf("\n");
     if (newline >= 0) {
-      const { pids } = JSON.parse(buffered.slice(0, newline)) as { pids: number[] };
+      const { pids, dir } = JSON.parse(buffered.slice(0, newline)) as {
+        pids: number[];
+        dir: string;
+      };
       child.stdout?.resume();
-      return { child, pids };
+      return { child, pids, dir };
     }
   }
   throw new Error("fixture exited without printing its PIDs");
@@ -62,10 +69,19 @@ describe("cleanup", () => {
     await waitForExit(pids);
   });
 
-  it("a child process killed by SIGKILL leaves no redis-server behind (watchdog)", async () => {
-    const { child, pids } = await startChild("wait");
+  it("a child process killed by SIGKILL leaves no redis-server and no directory behind (watchdog)", async () => {
+    const { child, pids, dir } = await startChild("wait");
+    expect(dir).toMatch(/edgelock-dev-[^/]+$/);
+    expect(existsSync(dir)).toBe(true);
     child.kill("SIGKILL");
     await once(child, "exit");
     await waitForExit(pids);
+    await eventually(() => !existsSync(dir));
+  });
+
+  it("stop() and a process exit remove the temporary directory", async () => {
+    const { child, dir } = await startChild("exit");
+    await once(child, "exit");
+    await eventually(() => !existsSync(dir));
   });
 });

@@ -51,6 +51,18 @@ export async function redisServerPid(redisUrl: string): Promise<number> {
   }
 }
 
+/** The data directory (`CONFIG GET dir`) of the redis-server at `redisUrl`. */
+export async function redisServerDir(redisUrl: string): Promise<string> {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await redis.connect();
+    const [, dir] = (await redis.config("GET", "dir")) as [string, string];
+    return dir;
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** Reads `process_id:<n>` out of an `INFO server` text. */
 export function parseInfoPid(info: string): number {
   const match = /^process_id:(\d+)/m.exec(info);
