@@ -1,6 +1,7 @@
 import { defineConfig } from "tsup";
 
-// One build for every public entry point. Entries appear here as the features behind them land;
+// One build for every public entry point (no source maps: the output is not minified, and the
+// tarball stays small). Entries appear here as the features behind them land;
 // package.json "exports" lists the same set.
 export default defineConfig([
   {
@@ -14,7 +15,7 @@ export default defineConfig([
     format: ["esm", "cjs"],
     dts: true,
     clean: true,
-    sourcemap: true,
+    sourcemap: false,
     target: "es2022",
     splitting: true,
     treeshake: true,
@@ -25,6 +26,6 @@ export default defineConfig([
     platform: "node",
     target: "node20",
     banner: { js: "#!/usr/bin/env node" },
-    sourcemap: true,
+    sourcemap: false,
   },
 ]);

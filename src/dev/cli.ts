@@ -1,136 +1,103 @@
 /**
- * The `edgelock` command line (package `bin`; tsup adds the shebang to `dist/dev/cli.js`).
+ * The `edgelock` command line (package `bin`, through bin/edgelock.mjs).
  *
- * `edgelock dev [--nodes N] [--port P] [--host H] [--persistence none|aof] [--json]` starts a dev
- * cluster in the foreground, prints `{"nodes":[{"url","token"},…]}` as the first line of stdout
- * (with `--json`, nothing else), then hints for `.dev.vars` and `UPSTASH_REDIS_REST_*`, and stops
- * everything on SIGINT/SIGTERM. Bad arguments exit with status 2.
+ * - `edgelock dev [--nodes N] [--port P] [--host H] [--persistence none|aof] [--json]` starts a dev
+ *   cluster in the foreground, prints `{"nodes":[{"url","token"},…]}` as the first line of stdout
+ *   (with `--json`, nothing else), then hints, and stops everything on SIGINT/SIGTERM.
+ * - `edgelock inspect <key>` and `edgelock force-release <key>`: the operator commands (see
+ *   `cli/operator.ts`).
+ * - `--version`, `--help` (also per command).
+ *
+ * Exit status: 0 ok, 1 failure, 2 usage (bad arguments, no nodes configured).
  *
  * @example
  * ```sh
  * npx edgelock dev --nodes 3
- * npx tsx src/dev/cli.ts dev --json --nodes 2 | head -1
+ * npx edgelock inspect invoice:42 --nodes nodes.json
  * ```
  *
  * @module
  */
 
-import { parseArgs } from "node:util";
-import { startDevCluster } from "./cluster";
-import { DevClusterError } from "./errors";
-import type { DevCluster, DevClusterOptions } from "./types";
+import { isConfigurationError } from "../errors";
+import { parse, UsageError, version } from "./cli/args";
+import { DEV_USAGE, parseDev, runDev } from "./cli/dev";
+import { ask, FORCE_RELEASE_USAGE, forceRelease, INSPECT_USAGE, inspect } from "./cli/operator";
 
-const USAGE = `Usage: edgelock dev [options]
+const USAGE = `Usage: edgelock <command> [options]
 
-Starts N redis-server processes on loopback, each behind an Upstash-compatible REST endpoint,
-and prints their {url, token} configuration. Ctrl-C (SIGINT) or SIGTERM stops everything.
+Commands:
+  dev                      start a local cluster of Upstash-compatible nodes (needs redis-server)
+  inspect <key>            show what every node holds for a lock key
+  force-release <key>      delete a lock key on every node, whoever holds it
 
 Options:
-  --nodes <n>          number of nodes (default 3)
-  --port <p>           REST port of node 0; node i gets p+i (default: free ephemeral ports)
-  --host <h>           interface to bind (default 127.0.0.1)
-  --persistence <m>    none (default, no disk) or aof (appendfsync always, temp dir)
-  --json               print only the {"nodes":[…]} line
-  -h, --help           show this help
+  -v, --version            print the version
+  -h, --help               show this help (also: edgelock <command> --help)`;
 
-Each node also serves fault controls on /__edgelock/* (faults, stats, pause, resume, kill,
-restart) with its own token; see the edgelock/dev documentation.`;
+const USAGES: Record<string, string> = {
+  dev: DEV_USAGE,
+  inspect: INSPECT_USAGE,
+  "force-release": FORCE_RELEASE_USAGE,
+};
 
-class UsageError extends Error {}
-
-function integer(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value))
-    throw new UsageError(`--${name} must be a non-negative integer, got "${value}"`);
-  return Number(value);
+/** Print `lines` to stdout and give `code` back (the exit status). */
+function print(lines: readonly string[], code = 0): number {
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return code;
 }
 
-function parse(argv: string[]): { help: boolean; json: boolean; options: DevClusterOptions } {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      nodes: { type: "string" },
-      port: { type: "string" },
-      host: { type: "string" },
-      persistence: { type: "string" },
-      json: { type: "boolean", default: false },
+async function run(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || !(command in USAGES)) {
+    const { values, positionals } = parse(argv, {
+      version: { type: "boolean", short: "v", default: false },
       help: { type: "boolean", short: "h", default: false },
-    },
-  });
-  if (values.help) return { help: true, json: false, options: {} };
-  const [command, ...rest] = positionals;
-  if (command !== "dev") {
+    });
+    if (values.version) return print([version()]);
+    if (values.help) return print([USAGE]);
     throw new UsageError(
-      command === undefined ? "missing command" : `unknown command "${command}"`,
+      positionals[0] === undefined ? "missing command" : `unknown command "${positionals[0]}"`,
     );
   }
-  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
-  const persistence = values.persistence;
-  if (persistence !== undefined && persistence !== "none" && persistence !== "aof") {
-    throw new UsageError(`--persistence must be "none" or "aof", got "${persistence}"`);
+  const usage = USAGES[command] ?? USAGE;
+  if (command === "dev") {
+    const parsed = parseDev(rest);
+    if (parsed === undefined) return print([usage]);
+    return runDev(parsed);
   }
-  const options: DevClusterOptions = {};
-  const nodes = integer("nodes", values.nodes);
-  const port = integer("port", values.port);
-  if (nodes !== undefined) options.nodes = nodes;
-  if (port !== undefined) options.port = port;
-  if (values.host !== undefined) options.host = values.host;
-  if (persistence !== undefined) options.persistence = persistence;
-  return { help: false, json: values.json, options };
+  const result =
+    command === "inspect"
+      ? await inspect(rest, process.env)
+      : await forceRelease(rest, process.env, { isTTY: process.stdin.isTTY === true, ask });
+  if (result === undefined) return print([`${usage}\n${OPERATOR_OPTIONS}`]);
+  return print(result.out, result.code);
 }
 
-function hints(cluster: DevCluster): string {
-  const nodes = JSON.stringify(cluster.nodes);
-  const first = cluster.nodes[0];
-  const lines = [
-    "",
-    `edgelock dev: ${cluster.nodes.length} node(s) running. Ctrl-C stops them.`,
-    ...cluster.controls.map((n) => `  node ${n.index}: ${n.url}  (redis-server ${n.redisUrl})`),
-    "",
-    "Cloudflare Workers (wrangler dev): put this line in .dev.vars",
-    `  EDGELOCK_NODES='${nodes}'`,
-    "",
-    "Node, one node with @upstash/redis (Redis.fromEnv()):",
-    `  UPSTASH_REDIS_REST_URL=${first?.url}`,
-    `  UPSTASH_REDIS_REST_TOKEN=${first?.token}`,
-    "",
-    "Faults, per node, e.g. make the next 3 EVALSHA of node 0 answer NOSCRIPT:",
-    `  curl -X POST ${first?.url}/__edgelock/faults -H "Authorization: Bearer ${first?.token}" \\`,
-    `    -d '{"kind":"noscript","command":"evalsha","count":3}'`,
-  ];
-  return `${lines.join("\n")}\n`;
-}
+const OPERATOR_OPTIONS = `
+Options:
+  --prefix <p>         the lock manager's prefix (default "lock:")
+  --nodes <file>       a JSON file: [{"url","token"}, …] or {"nodes":[…]} as \`edgelock dev --json\`
+                       prints; default: EDGELOCK_NODES, or UPSTASH_REDIS_REST_URL + _TOKEN
+  -h, --help           show this help`;
 
 async function main(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parse(argv);
+    return await run(argv);
   } catch (error) {
-    process.stderr.write(`edgelock: ${(error as Error).message}\n\n${USAGE}\n`);
-    return 2;
+    const usage = USAGES[argv[0] ?? ""] ?? USAGE;
+    if (error instanceof UsageError) {
+      process.stderr.write(`edgelock: ${error.message}\n\n${usage}\n`);
+      return 2;
+    }
+    // A malformed EDGELOCK_NODES & co.: the message names the variable, never its value.
+    if (isConfigurationError(error)) {
+      process.stderr.write(`edgelock: ${error.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`edgelock: ${(error as Error).message ?? String(error)}\n`);
+    return 1;
   }
-  if (parsed.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  let cluster: DevCluster;
-  try {
-    cluster = await startDevCluster(parsed.options);
-  } catch (error) {
-    process.stderr.write(`edgelock: ${(error as Error).message}\n`);
-    return error instanceof DevClusterError && /option "/.test((error as Error).message) ? 2 : 1;
-  }
-  process.stdout.write(`${JSON.stringify({ nodes: cluster.nodes })}\n`);
-  if (!parsed.json) process.stdout.write(hints(cluster));
-  await new Promise<void>((resolve) => {
-    const shutdown = () => resolve();
-    process.once("SIGINT", shutdown);
-    process.once("SIGTERM", shutdown);
-  });
-  await cluster.stop();
-  return 0;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,13 +1,17 @@
 // The `edgelock dev` CLI, spawned as a user would run it from a checkout.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { Redis } from "@upstash/redis";
 import { describe, expect, it } from "vitest";
+import { evenNote } from "../../src/dev/cli/dev";
 import { uniqueKey } from "../support/dev-cluster";
 import { parseInfoPid, waitForExit } from "../support/processes";
 
 const CLI = "src/dev/cli.ts";
+const PACKAGE_VERSION = (JSON.parse(readFileSync("package.json", "utf8")) as { version: string })
+  .version;
 
 describe("edgelock dev", () => {
   it("prints the nodes as one JSON line, serves them, and stops everything on SIGTERM", async () => {
@@ -44,17 +48,45 @@ describe("edgelock dev", () => {
     expect(more).toEqual([]); // --json: nothing but the first line
   });
 
-  it("prints usage for --help and exits 2 on bad arguments", () => {
+  it("--help, --version, and bad arguments: one line naming the problem, the usage, exit 2", () => {
     const run = (...args: string[]) =>
       spawnSync(process.execPath, ["--import", "tsx", CLI, ...args], { encoding: "utf8" });
     const help = run("--help");
     expect(help.status).toBe(0);
-    expect(help.stdout).toMatch(/Usage: edgelock dev/);
-    for (const args of [["dev", "--nodes", "x"], ["serve"], ["dev", "--bogus"], []]) {
+    expect(help.stdout).toMatch(/^Usage: edgelock <command> \[options\]/);
+    expect(help.stdout).toContain("inspect <key>");
+    expect(run("dev", "--help").stdout).toMatch(/^Usage: edgelock dev \[options\]/);
+    const version = run("--version");
+    expect([version.status, version.stdout]).toEqual([0, `${PACKAGE_VERSION}\n`]);
+    const cases: [string[], string][] = [
+      [["dev", "--bogus"], 'unknown option "--bogus"'],
+      [["dev", "--nodes", "abc"], '--nodes must be an integer from 1 to 64, got "abc"'],
+      [["dev", "--nodes", "0"], '--nodes must be an integer from 1 to 64, got "0"'],
+      [["dev", "--nodes"], 'option "--nodes" needs a value'],
+      [["dev", "extra"], 'unexpected argument "extra"'],
+      [["serve"], 'unknown command "serve"'],
+      [[], "missing command"],
+    ];
+    for (const [args, message] of cases) {
       const bad = run(...args);
       expect(bad.status, args.join(" ")).toBe(2);
-      expect(bad.stderr).toMatch(/^edgelock: /);
+      expect(bad.stderr.split("\n")[0]).toBe(`edgelock: ${message}`);
+      expect(bad.stderr).toContain("Usage: edgelock");
+      expect(bad.stderr).not.toMatch(/positional|TypeError|at .*\.ts:/);
     }
-    expect(run("dev", "--nodes", "0").status).toBe(2);
+  });
+
+  it("warns on an even node count", () => {
+    expect(evenNote(3)).toBeUndefined();
+    expect(evenNote(4)).toBe(
+      "note: 4 nodes need a majority of 3, so they tolerate 1 failed node(s), no more than 3 nodes would; prefer an odd number",
+    );
+  });
+
+  it("the bin launcher runs the CLI's source in a checkout (never a stale build)", () => {
+    const bin = spawnSync(process.execPath, ["bin/edgelock.mjs", "--version"], {
+      encoding: "utf8",
+    });
+    expect([bin.status, bin.stdout]).toEqual([0, `${PACKAGE_VERSION}\n`]);
   });
 });

@@ -1,0 +1,126 @@
+/**
+ * `edgelock dev`: a dev cluster in the foreground (see `startDevCluster`).
+ *
+ * @module
+ */
+import { startDevCluster } from "../cluster";
+import { DevClusterError } from "../errors";
+import type { DevCluster, DevClusterOptions } from "../types";
+import { parse, UsageError } from "./args";
+
+/** Most nodes `edgelock dev` starts (as `startDevCluster`). */
+const MAX_NODES = 64;
+
+export const DEV_USAGE = `Usage: edgelock dev [options]
+
+Starts N redis-server processes on loopback, each behind an Upstash-compatible REST endpoint,
+and prints their {url, token} configuration. Ctrl-C (SIGINT) or SIGTERM stops everything.
+
+Options:
+  --nodes <n>          number of nodes, 1 to ${MAX_NODES} (default 3; an odd number)
+  --port <p>           REST port of node 0; node i gets p+i (default: free ephemeral ports)
+  --host <h>           interface to bind (default 127.0.0.1)
+  --persistence <m>    none (default, no disk) or aof (appendfsync always, temp dir)
+  --json               print only the {"nodes":[…]} line
+  -h, --help           show this help
+
+Each node also serves fault controls on /__edgelock/* (faults, stats, pause, resume, kill,
+restart) with its own token; see the edgelock/dev documentation.`;
+
+function integer(name: string, value: string | undefined, min: number, max: number) {
+  if (value === undefined) return undefined;
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= min && n <= max)) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${value}"`);
+  }
+  return n;
+}
+
+/** Options of `edgelock dev`, or `undefined` for `--help`. */
+export function parseDev(
+  argv: string[],
+): { json: boolean; options: DevClusterOptions } | undefined {
+  const { values, positionals } = parse(argv, {
+    nodes: { type: "string" },
+    port: { type: "string" },
+    host: { type: "string" },
+    persistence: { type: "string" },
+    json: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  });
+  if (values.help) return undefined;
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const persistence = values.persistence;
+  if (persistence !== undefined && persistence !== "none" && persistence !== "aof") {
+    throw new UsageError(`--persistence must be "none" or "aof", got "${persistence}"`);
+  }
+  const options: DevClusterOptions = {};
+  const nodes = integer("nodes", values.nodes, 1, MAX_NODES);
+  const port = integer("port", values.port, 0, 65_535);
+  if (nodes !== undefined) options.nodes = nodes;
+  if (port !== undefined) options.port = port;
+  if (values.host !== undefined) options.host = values.host;
+  if (persistence !== undefined) options.persistence = persistence;
+  return { json: values.json === true, options };
+}
+
+/** The note for an even node count: a majority of 2k tolerates k − 1 failures, as 2k − 1 does. */
+export function evenNote(nodes: number): string | undefined {
+  if (nodes % 2 !== 0) return undefined;
+  const majority = nodes / 2 + 1;
+  return `note: ${nodes} nodes need a majority of ${majority}, so they tolerate ${nodes - majority} failed node(s), no more than ${nodes - 1} nodes would; prefer an odd number`;
+}
+
+function hints(cluster: DevCluster): string {
+  const nodes = JSON.stringify(cluster.nodes);
+  const first = cluster.nodes[0];
+  const lines = [
+    "",
+    `edgelock dev: ${cluster.nodes.length} node(s) running. Ctrl-C stops them.`,
+    ...cluster.controls.map((n) => `  node ${n.index}: ${n.url}  (redis-server ${n.redisUrl})`),
+    "",
+    "Node, Lambda, tests: export the nodes (read by nodesFromEnv(process.env))",
+    `  export EDGELOCK_NODES='${nodes}'`,
+    "",
+    "Cloudflare Workers (wrangler dev): put this line in .dev.vars",
+    `  EDGELOCK_NODES='${nodes}'`,
+    "",
+    "One node with @upstash/redis (Redis.fromEnv()):",
+    `  UPSTASH_REDIS_REST_URL=${first?.url}`,
+    `  UPSTASH_REDIS_REST_TOKEN=${first?.token}`,
+    "",
+    "Faults, per node, e.g. make the next 3 EVALSHA of node 0 answer NOSCRIPT:",
+    `  curl -X POST ${first?.url}/__edgelock/faults -H "Authorization: Bearer ${first?.token}" \\`,
+    `    -d '{"kind":"noscript","command":"evalsha","count":3}'`,
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Run `edgelock dev` until SIGINT/SIGTERM; the exit status.
+ *
+ * @example
+ * process.exitCode = await runDev({ json: false, options: { nodes: 3 } });
+ */
+export async function runDev(parsed: {
+  json: boolean;
+  options: DevClusterOptions;
+}): Promise<number> {
+  const note = evenNote(parsed.options.nodes ?? 3);
+  if (note !== undefined) process.stderr.write(`edgelock: ${note}\n`);
+  let cluster: DevCluster;
+  try {
+    cluster = await startDevCluster(parsed.options);
+  } catch (error) {
+    process.stderr.write(`edgelock: ${(error as Error).message}\n`);
+    return error instanceof DevClusterError && /option "/.test((error as Error).message) ? 2 : 1;
+  }
+  process.stdout.write(`${JSON.stringify({ nodes: cluster.nodes })}\n`);
+  if (!parsed.json) process.stdout.write(hints(cluster));
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+  await cluster.stop();
+  return 0;
+}
