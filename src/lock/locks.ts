@@ -57,8 +57,8 @@ function abortable(
  * `max(250, round(lease × 0.05))` capped at `⌊lease / 3⌋`.
  *
  * An uncontended acquire + release costs exactly 2N node requests (3N with fencing on N > 1).
- * Under contention, callers of the same `Locks` that wait for the same key line up (first come,
- * first served): only the first asks the nodes, nobody asks while one of them holds the lock, and
+ * Under contention, callers of the same `Locks` that wait for the same key line up in the order
+ * of their calls: only the first asks the nodes, nobody asks while one of them holds the lock, and
  * its release hands the key over to the next in line in the same N requests. Waiting for another
  * client's grant, retries probe one node at a time (N > 1) until the lock looks free. Create one
  * `Locks` per process or isolate (per set of nodes) and share it.

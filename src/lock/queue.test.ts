@@ -22,6 +22,26 @@ describe("LocalLine", () => {
     expect(line.idle).toBe(true);
   });
 
+  it("waiters stand in wait room order, whatever order they joined in; ties and no place: joining order", () => {
+    const line = new LocalLines().of("k");
+    const hold = line.hold(FAR());
+    const late = line.join(1_000, 1_002);
+    const tie = line.join(1_000, 1_002);
+    const early = line.join(1_000, 1_000); // its first look answered last
+    const none = line.join(1_000);
+    expect(line.firstPlace()).toBe(1_000);
+    expect(line.isFirst(early)).toBe(true);
+    line.leave(early);
+    expect([line.isFirst(late), line.firstPlace()]).toEqual([true, 1_002]);
+    line.leave(late);
+    expect(line.isFirst(tie)).toBe(true);
+    line.leave(tie);
+    expect(line.isFirst(none)).toBe(true);
+    line.leave(none);
+    hold.end();
+    expect(line.idle).toBe(true);
+  });
+
   it("changed() wakes only the first waiter: when a grant ends or the one before it leaves", async () => {
     const line = new LocalLines().of("k");
     const hold = line.hold(FAR());

@@ -9,7 +9,7 @@ export interface Ticket {
   seen: number;
   /** How long its caller may go without a sign of life while it is first (a look's worst case). */
   readonly patience: number;
-  /** Removed by others: its caller looked gone. It joins again at the end if it was not. */
+  /** Removed by others: its caller looked gone. It joins again (at its place) if it was not. */
   evicted: boolean;
   /** Its caller's place in the key's wait room on the nodes (epoch ms of its call), if any. */
   readonly place?: number | undefined;
@@ -151,14 +151,14 @@ export class LocalLine {
     };
   }
 
-  /** Take a place at the end of the line; `patience` and `place` as in {@link Ticket}. */
+  /** Join the line at `place` (see {@link Ticket}), behind every waiter placed no later. */
   join(patience: number, place?: number): Ticket {
     const ticket: Ticket = { seen: performance.now(), patience, evicted: false, place };
     this.#enqueue(ticket);
     return ticket;
   }
 
-  /** Back at the end of the line after an eviction (a caller that was only slow). */
+  /** Back in the line after an eviction (a caller that was only slow). */
   rejoin(ticket: Ticket): void {
     if (!ticket.evicted) return;
     ticket.evicted = false;
@@ -166,9 +166,21 @@ export class LocalLine {
     this.#enqueue(ticket);
   }
 
+  /**
+   * Waiters stand in the order of their wait room places, the order the nodes serve (ties and
+   * tickets without a place: in order of joining). A caller joins at its first refused look, and
+   * looks answer in any order under latency: a line in joining order could lead with a later
+   * place, and a release that serves the room "before our next caller" would then reserve the key
+   * for one of our own callers further back, who does not look while it is not first — the key
+   * stays idle until the reservation runs out (docs/SAFETY.md §6).
+   */
   #enqueue(ticket: Ticket): void {
-    this.#waiters.push(ticket);
-    if (this.#waiters.length === 1) this.#freeSince = performance.now();
+    const place = ticket.place ?? Number.POSITIVE_INFINITY;
+    let at = this.#waiters.length;
+    while (at > 0 && (this.#waiters[at - 1]?.place ?? Number.POSITIVE_INFINITY) > place) at--;
+    this.#waiters.splice(at, 0, ticket);
+    // A new first waiter has been free to go since it joined.
+    if (at === 0) this.#freeSince = performance.now();
   }
 
   /** Leave the line (granted, gave up, or failed). */

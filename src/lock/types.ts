@@ -244,7 +244,7 @@ export type LockEvent =
 export interface Locks {
   /**
    * Acquire `key`, waiting up to `wait` ms while it is busy. Callers of this `Locks` waiting for
-   * the same key are served in arrival order.
+   * the same key are served in the order of their calls.
    * @throws {LockBusyError} still held by someone else after waiting (`retryAfter`; no
    *   `outcomes` when the caller only waited behind a grant of this same `Locks`)
    * @throws {QuorumError} too many nodes failed

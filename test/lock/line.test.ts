@@ -138,6 +138,51 @@ describe("waiting behind a grant of the same Locks", () => {
   });
 });
 
+describe("the line's order is the wait room's order", () => {
+  it("callers whose first looks answer out of order still go in call order, never refused by a reservation for one of their own", async () => {
+    const { locks: other, full } = setup("line-place");
+    const prefix = full.slice(0, -1);
+    await (await other.acquire("warm")).release();
+    const reserved: string[] = [];
+    const watched = createLocks({
+      nodes: dev.cluster.nodes,
+      prefix,
+      requestTimeout,
+      onEvent(event) {
+        if (event.type !== "acquire") return;
+        if (event.outcomes.some((o) => o.reserved === true)) reserved.push(event.result);
+      },
+    });
+    await (await watched.acquire("warm")).release();
+    const holder = await other.acquire("k");
+    resetCluster(dev.cluster);
+    // A's first look (the next request on every node) answers after B's: B joins the line first.
+    for (const control of dev.cluster.controls) {
+      control.inject({ kind: "latency", ms: 300, count: 1 });
+    }
+    const order: string[] = [];
+    const caller = async (name: string) => {
+      const lock = await watched.acquire("k", { wait: 10_000 });
+      order.push(name);
+      await sleep(5);
+      expect((await lock.release()).status).toBe("released");
+    };
+    const a = caller("A");
+    await sleep(30);
+    const b = caller("B");
+    await sleep(30);
+    const c = caller("C"); // behind B in the line: waits without looking
+    await sleep(400);
+    await holder.release();
+    await Promise.all([a, b, c]);
+    expect(order).toEqual(["A", "B", "C"]);
+    // Before the fix: A's place came first in the room, B led the line, and a release by this
+    // instance reserved the key for A (who was not looking) while C, first in line, was refused.
+    expect(reserved).toEqual([]);
+    await eventually(async () => (await readBack(dev, N, full)).every((v) => v === null));
+  });
+});
+
 describe("the HANDOVER script on a real node", () => {
   const T1 = "0123456789abcdef0123456789abcdef";
   const T2 = "fedcba9876543210fedcba9876543210";
