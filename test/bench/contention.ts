@@ -63,7 +63,8 @@ export interface ContentionRow {
 /** Acquire once for a loop; resolves to the release function, or `null` when it gave up. */
 type Acquire = (end: number, signal: AbortSignal) => Promise<(() => Promise<unknown>) | null>;
 
-interface Setup {
+/** One contender of a contention run. */
+export interface Setup {
   readonly id: string;
   readonly library: string;
   readonly nodes: number;
@@ -88,7 +89,13 @@ const REDLOCK_DELAY = 200;
  */
 export type EdgelockMode = "shared" | "clients" | "wake";
 
-function edgelockSetup(cluster: BenchCluster, n: number, key: string, mode: EdgelockMode): Setup {
+/** edgelock on the first `n` nodes, in `mode`. */
+export function edgelockSetup(
+  cluster: BenchCluster,
+  n: number,
+  key: string,
+  mode: EdgelockMode,
+): Setup {
   const rounds: Record<string, number> = {};
   const make = () =>
     createLocks({
@@ -128,7 +135,8 @@ function edgelockSetup(cluster: BenchCluster, n: number, key: string, mode: Edge
   };
 }
 
-function upstashLockSetup(cluster: BenchCluster, key: string): Setup {
+/** `@upstash/lock` on node 0, retrying with its default delay while the window lasts. */
+export function upstashLockSetup(cluster: BenchCluster, key: string): Setup {
   const node0 = cluster.nodes[0];
   if (node0 === undefined) throw new Error("cluster has no node");
   const redis = edgelockLikeClient(node0) as unknown as ConstructorParameters<
@@ -192,7 +200,8 @@ function redlockSetup(cluster: BenchCluster, n: number, key: string): Setup {
   };
 }
 
-async function runOne(
+/** Run one contender for the window and count what it did. */
+export async function runOne(
   cluster: BenchCluster,
   setup: Setup,
   options: ContentionOptions,

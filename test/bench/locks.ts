@@ -7,9 +7,13 @@
 //   npx tsx test/bench/locks.ts --scale 2       # every iteration count and duration × 2
 //   npx tsx test/bench/locks.ts --sections uncontended,cost --iterations 3000
 //
+//   npx tsx test/bench/locks.ts --sections wan --latency 8-12 [--far 40-60]
+//
 // Flags: --iterations (uncontended rounds), --warmup, --fault-iterations (per condition),
 // --duration (contention window, ms), --workers, --hold (ms), --sections
-// (uncontended,slow-minority,contention,cost,idempotency,bundle), --out (JSON path), --cluster
+// (uncontended,slow-minority,contention,cost,idempotency,wan,bundle), --latency <min-max> (the
+// WAN section's per node request latency, default 8-12), --far <min-max> (the last node's),
+// --wan-workers (16), --wan-hold (ms, 20), --out (JSON path), --cluster
 // per-node|child|in-process (where the dev cluster's REST endpoints run; default per-node: one
 // forked process per node, so their work neither runs on the bench's event loop nor queues behind
 // the other nodes' on one event loop, as with separate remote servers; child: one forked process
@@ -32,6 +36,7 @@ import { runSlowMinority } from "./slow-minority";
 import { round3 } from "./stats";
 import { type BenchResults, evaluateTargets } from "./targets";
 import { runUncontended } from "./uncontended";
+import { parseRange, runWan } from "./wan";
 
 const SECTIONS = [
   "uncontended",
@@ -39,6 +44,7 @@ const SECTIONS = [
   "contention",
   "cost",
   "idempotency",
+  "wan",
   "bundle",
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -57,6 +63,10 @@ const { values } = parseArgs({
     sections: { type: "string", default: SECTIONS.join(",") },
     out: { type: "string", default: "bench-results/locks.json" },
     cluster: { type: "string", default: "per-node" },
+    latency: { type: "string", default: "8-12" },
+    far: { type: "string" },
+    "wan-workers": { type: "string", default: "16" },
+    "wan-hold": { type: "string", default: "20" },
   },
 });
 
@@ -83,6 +93,11 @@ const config = {
   workers: positive("workers", values.workers, 32),
   holdMs: positive("hold", values.hold, 2),
   costTimes: quick ? 5 : 20,
+  latency: parseRange("latency", values.latency ?? "8-12"),
+  far: values.far === undefined ? undefined : parseRange("far", values.far),
+  wanWorkers: positive("wan-workers", values["wan-workers"], 16),
+  wanHoldMs: positive("wan-hold", values["wan-hold"], 20),
+  wanDurationMs: positive("duration", values.duration, scaled(4_000, 1_500)),
   sections: (values.sections ?? "").split(",").filter((s): s is Section => {
     if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown ${s}`);
     return true;
@@ -148,6 +163,19 @@ try {
       times: config.costTimes,
       rounds: quick ? 50 : 200,
     });
+  }
+  if (wants("wan")) {
+    const options = {
+      workers: config.wanWorkers,
+      holdMs: config.wanHoldMs,
+      durationMs: config.wanDurationMs,
+      latency: config.latency,
+      far: config.far,
+    };
+    log(
+      `WAN: latency ${options.latency.join("-")} ms, ${options.workers} workers, ${options.durationMs} ms each`,
+    );
+    results.wan = await runWan(cluster, options);
   }
   if (wants("bundle")) {
     log("bundle sizes");

@@ -156,6 +156,41 @@ export function renderMarkdown(
       NOTES.contention,
     );
   }
+  const w = results.wan;
+  if (w !== undefined) {
+    const { workers, holdMs, durationMs, latency, far } = w.options;
+    const farText = far === undefined ? "" : `, last node ${far[0]}–${far[1]} ms`;
+    out.push(
+      `\n### 7. WAN contention (every node request ${latency[0]}–${latency[1]} ms${farText}; ${workers} workers, one key, ${holdMs} ms hold, ${durationMs / 1000} s each)\n`,
+      table(
+        [
+          "contender",
+          "nodes",
+          "sections/s",
+          "node requests/section",
+          "p50 wait ms",
+          "p99 wait ms",
+          "max wait ms",
+          "errors",
+          "overlaps",
+        ],
+        w.rows.map((r) => [
+          r.id,
+          r.nodes,
+          fx(r.sectionsPerSecond, 1),
+          fx(r.requestsPerSection),
+          ms(r.wait.p50),
+          ms(r.wait.p99),
+          ms(r.wait.max),
+          r.errors,
+          r.overlaps,
+        ]),
+      ),
+      `\nPhysical floor: ${fx(w.floorSectionsPerSecond, 1)} sections/s (each hand-off costs at least the ${holdMs} ms hold plus one ${((latency[0] + latency[1]) / 2).toFixed(0)} ms round trip). ` +
+        "edgelock-N-clients: one `Locks` per worker (independent invocations, polling); -wake: with " +
+        "`wake: true`; edgelock-N: one shared `Locks` (the callers of one isolate).",
+    );
+  }
   if (results.cost !== undefined) {
     out.push(
       "\n### 4. Node requests (Workers subrequests) per uncontended locked request\n",
