@@ -1,6 +1,6 @@
 /**
  * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete,
- * handover, leave, record), their SHA-1 literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL
+ * handover, leave, record, resume), their SHA-1 literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL
  * path.
  *
  * @module
@@ -23,6 +23,7 @@ export {
   type RaiseReply,
   RECORD,
   RELEASE,
+  RESUME,
   type RecordReply,
   SCRIPTS,
   type Script,

@@ -144,6 +144,41 @@ return -1
 `;
 
 /**
+ * Resume (a ticket taken to another invocation). ARGV[1] = the ticket's token, ARGV[2] = a fresh
+ * token, ARGV[3] = ttl ms, ARGV[4] = "1" to issue a fence.
+ * Returns {1, fence} resumed: the key now holds the fresh token, expiring no earlier than before
+ * nor than ttl from now, and with ARGV[4] the fence counter was incremented (0 otherwise; a
+ * re-send that finds the fresh token reports the counter as it is); {0, 0} absent (never
+ * resurrected); {-1, 0} held by anything else — another resume of the same ticket rotated it
+ * first, or another holder. Rotating the token makes a ticket single-use: of two resumes of one
+ * ticket (a message delivered twice) at most one rotates it on a majority (docs/SAFETY.md,
+ * theorem 3); the fresh fence orders the resumed lock after the sender, as a new grant.
+ */
+export const RESUME_LUA = `-- edgelock resume
+local current = redis.call("GET", KEYS[1])
+if current == ARGV[1] then
+  local ttl = tonumber(ARGV[3])
+  local left = redis.call("PTTL", KEYS[1])
+  if left > ttl then
+    ttl = left
+  end
+  redis.call("SET", KEYS[1], ARGV[2], "PX", ttl)
+  local fence = 0
+  if ARGV[4] == "1" then
+    fence = redis.call("INCR", KEYS[2])
+  end
+  return {1, fence}
+end
+if current == ARGV[2] then
+  return {1, tonumber(redis.call("GET", KEYS[2]) or "0")}
+end
+if current == false then
+  return {0, 0}
+end
+return {-1, 0}
+`;
+
+/**
  * Release. ARGV[1] = token; to serve the wait room (see `SERVE_ROOM`): ARGV[2] = the releaser's
  * epoch ms, ARGV[3] = ms to keep the key for a woken listener, ARGV[4] (optional) = the place of
  * the releaser's own next waiter. Returns 1 released, 0 expired/absent, -1 held by someone else

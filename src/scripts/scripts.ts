@@ -9,6 +9,7 @@ import {
   LEAVE_LUA,
   RECORD_LUA,
   RELEASE_LUA,
+  RESUME_LUA,
 } from "./lua";
 
 /**
@@ -88,6 +89,25 @@ export const EXTEND: Script<CasReply> = {
   lua: EXTEND_LUA,
   sha1: "dd74735c6e0bd42153fcafcfce161682584728dd",
   parse: casCode,
+};
+
+/** Resume reply: the swap's outcome (as {@link CasReply}) and, when resumed, the fence (0 without). */
+export interface ResumeReply {
+  readonly cas: CasReply;
+  readonly fence: number;
+}
+
+/** See `RESUME_LUA`. */
+export const RESUME: Script<ResumeReply> = {
+  name: "resume",
+  lua: RESUME_LUA,
+  sha1: "45ea365d4d8efd5da1cf0007a802a1fb1a5d0ebe",
+  parse(reply) {
+    const pair = Array.isArray(reply) && reply.length === 2 ? reply : undefined;
+    const cas = casCode(pair?.[0]);
+    const fence = pair?.[1];
+    return cas !== undefined && isInt(fence) && fence >= 0 ? { cas, fence } : undefined;
+  },
 };
 
 /** See `RELEASE_LUA`. */
@@ -226,4 +246,5 @@ export const SCRIPTS: readonly Script<unknown>[] = [
   HANDOVER,
   LEAVE,
   RECORD,
+  RESUME,
 ];

@@ -16,6 +16,7 @@ import {
   LEAVE,
   RECORD,
   RELEASE,
+  RESUME,
   type Script,
 } from "../../../src/scripts";
 import { useDevCluster } from "../../support/dev-cluster";
@@ -96,6 +97,21 @@ const CASES: readonly Case[] = [
   { name: "extend never shorter", setup: [hold(T)], script: EXTEND, args: [T, "1000"] },
   { name: "extend absent", script: EXTEND, args: [T, "5000"] },
   { name: "extend other", setup: [hold("x")], script: EXTEND, args: [T, "5000"] },
+  { name: "resume, longer", setup: [hold(T, "1000")], script: RESUME, args: [T, "y", "5000", "0"] },
+  {
+    name: "resume never shorter, fenced",
+    setup: [hold(T), fence(4)],
+    script: RESUME,
+    args: [T, "y", "1000", "1"],
+  },
+  {
+    name: "resume re-sent",
+    setup: [hold("y"), fence(5)],
+    script: RESUME,
+    args: [T, "y", "5000", "1"],
+  },
+  { name: "resume absent", script: RESUME, args: [T, "y", "5000", "1"] },
+  { name: "resume other", setup: [hold("x")], script: RESUME, args: [T, "y", "5000", "1"] },
   { name: "release plain", setup: [hold(T)], script: RELEASE, args: [T] },
   { name: "release absent", script: RELEASE, args: [T] },
   { name: "release other", setup: [hold("x")], script: RELEASE, args: [T, ...serve] },
