@@ -42,12 +42,14 @@ export {
   type LockEvent,
   type Locks,
   type LocksOptions,
+  type LockTicket,
   type NodeCredentials,
   type NodeInput,
   type NodeOutcome,
   type NodeStatus,
   type RedisLike,
   type ReleaseResult,
+  type ResumeOptions,
 } from "./lock";
 export { type NodesEnv, nodesFromEnv } from "./node/env";
 export { DEFAULTS } from "./options";

@@ -18,6 +18,7 @@ import {
   LEAVE,
   RECORD,
   RELEASE,
+  RESUME,
 } from "../scripts";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
 import { ReleaseOrder } from "./order";
@@ -266,6 +267,35 @@ export class LockCore {
           const options = { timeoutMs, budget, spare, signal: shared };
           const reply = await evalScript(node, EXTEND, keys, args, options);
           return { status: casStatus(reply), value: reply };
+        },
+        { quorum: this.quorum, isFor: isOk },
+      ),
+    );
+  }
+
+  /**
+   * Resume round (a ticket): on every node, swap the ticket's token for `token` where it is still
+   * there, never shortening its expiry, and with fencing increment the fence counter (see
+   * `RESUME_LUA`). Values and `fence` are the counters, as in an acquire round, so `judge` decides
+   * it like one: fence raise on N > 1, validity from the round's start.
+   */
+  resumeRound(
+    keys: Keys,
+    ticketToken: string,
+    token: string,
+    ttl: number,
+    timeoutMs: number,
+    budget: Budget | undefined,
+  ): Promise<Round<number>> {
+    const args = [ticketToken, token, String(ttl), this.options.fencing ? "1" : "0"];
+    return this.#timed(timeoutMs, (signal) =>
+      fanOut(
+        this.nodes,
+        async (node) => {
+          const options = { timeoutMs, budget, signal };
+          const { cas, fence } = await evalScript(node, RESUME, keys, args, options);
+          const status = casStatus(cas);
+          return status === "ok" ? { status, value: fence, fence } : { status, value: fence };
         },
         { quorum: this.quorum, isFor: isOk },
       ),

@@ -10,9 +10,10 @@ import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import { handoverRound } from "./handover";
 import { unref } from "./timing";
-import type { ExtendResult, Lock, ReleaseResult } from "./types";
+import type { ExtendResult, Lock, LockTicket, ReleaseResult } from "./types";
 
-type State = "held" | "lost" | "released";
+/** `handed`: turned into a ticket (`ticket()`); another invocation holds the lock from there. */
+type State = "held" | "lost" | "released" | "handed";
 
 /**
  * Result of {@link complete}: `recorded` when a majority of nodes hold the done marker (written
@@ -62,6 +63,7 @@ export class LockHandle implements Lock {
   /** An extension found our token gone or taken over on a majority. */
   #gone = false;
   #completing: Promise<CompleteResult> | undefined;
+  #ticketing: Promise<LockTicket> | undefined;
 
   static {
     completeHandle = (handle, retention, record) => {
@@ -154,6 +156,9 @@ export class LockHandle implements Lock {
   }
 
   #lose(reason: "lost" | "validity" | "deadline", error: LockLostError): void {
+    // Handed on: this handle's own protection still ends at its validity (tell the work that
+    // still listens), but the lock itself is the resumer's now — no state change, no event.
+    if (this.#state === "handed") this.#controller?.abort(error);
     if (this.#state !== "held") return;
     this.#state = "lost";
     this.#lostError = error;
@@ -169,7 +174,7 @@ export class LockHandle implements Lock {
       throw new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`);
     }
     while (this.#extending !== undefined) await this.#extending.catch(() => {});
-    const pending = this.#extendOnce(lease ?? this.#grant.lease);
+    const pending = this.#extendOnce(lease ?? this.#grant.lease, true);
     this.#extending = pending;
     try {
       return await pending;
@@ -178,9 +183,11 @@ export class LockHandle implements Lock {
     }
   }
 
-  async #extendOnce(lease: number): Promise<ExtendResult> {
+  /** One extension round; `capped`: the TTL is sized by the budget (not for a hand-off). */
+  async #extendOnce(lease: number, capped: boolean): Promise<ExtendResult> {
     if (this.#state === "released") throw new LockLostError(this.key, "it was released");
     if (this.#state === "lost") throw this.#lostError as LockLostError;
+    if (this.#state === "handed") throw new LockLostError(this.key, "it was handed on as a ticket");
     if (performance.now() >= this.#validUntil) {
       const error = new LockLostError(this.key, "its validity ended before the extension");
       this.#lose("validity", error);
@@ -189,7 +196,7 @@ export class LockHandle implements Lock {
     const core = this.#core;
     const n = core.nodes.length;
     const budget = this.#budget;
-    const ttl = budget === undefined ? lease : budget.ttl(lease);
+    const ttl = budget === undefined || !capped ? lease : budget.ttl(lease);
     // Extending needs only time left (not the reserve), N requests, and N more for the release.
     const shortfall =
       budget === undefined ? undefined : budgetShortfall(core, budget, ttl, 2 * n, 0);
@@ -236,7 +243,53 @@ export class LockHandle implements Lock {
     throw new QuorumError(this.key, fix === undefined ? why : `${fix}. ${why}`, { outcomes });
   }
 
+  async ticket(options?: { readonly lease?: number | undefined }): Promise<LockTicket> {
+    const lease = options?.lease;
+    if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)) {
+      throw new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`);
+    }
+    this.#ticketing ??= this.#ticketOnce(lease ?? this.#grant.lease);
+    return this.#ticketing;
+  }
+
+  async #ticketOnce(lease: number): Promise<LockTicket> {
+    try {
+      // Outlive this invocation: the full lease, not capped by the budget (that is the point).
+      while (this.#extending !== undefined) await this.#extending.catch(() => {});
+      const pending = this.#extendOnce(lease, false);
+      this.#extending = pending;
+      try {
+        await pending;
+      } finally {
+        if (this.#extending === pending) this.#extending = undefined;
+      }
+    } catch (error) {
+      this.#ticketing = undefined; // still ours unless lost: the caller may release or retry
+      throw error;
+    }
+    const core = this.#core;
+    const { token, fence } = this.#grant;
+    const ticket: LockTicket = {
+      v: 1,
+      key: this.key,
+      prefix: core.options.prefix,
+      token,
+      fence: fence ?? null,
+      lease,
+      nodes: core.nodes.map((node) => node.host),
+      validUntil: this.#validUntilEpoch,
+    };
+    // From here the resumer owns it: no more extensions from this handle, and its waiters here
+    // may look (they find the key held until the resumer releases it).
+    this.#state = "handed";
+    if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
+    this.#grant.local.end();
+    return ticket;
+  }
+
   release(): Promise<ReleaseResult> {
+    // Handed on: the resumer holds it now (with a token of its own): nothing to send.
+    if (this.#state === "handed") return Promise.resolve({ status: "handed-on", outcomes: [] });
     // After completion the key holds the done marker, which a release must not (and could not,
     // RELEASE compares tokens) delete: report the completion instead of sending N requests.
     this.#releasing ??=

@@ -1,6 +1,6 @@
 /**
- * The lock API: `createLocks()` → acquire / tryAcquire / using / inspect / forceRelease, and the
- * `Lock` handle (extend, release, signal).
+ * The lock API: `createLocks()` → acquire / tryAcquire / using / resume / inspect / forceRelease,
+ * and the `Lock` handle (extend, release, signal, ticket).
  *
  * @module
  */
@@ -14,10 +14,12 @@ export type {
   LockEvent,
   Locks,
   LocksOptions,
+  LockTicket,
   NodeCredentials,
   NodeInput,
   NodeOutcome,
   NodeStatus,
   RedisLike,
   ReleaseResult,
+  ResumeOptions,
 } from "./types";

@@ -4,6 +4,7 @@ import { freeAfter } from "../quorum/validity";
 import { acquireLoop, type Grant } from "./acquire";
 import { LockCore } from "./core";
 import { LockHandle } from "./handle";
+import { checkTicket, resumeGrant } from "./resume";
 import type {
   AcquireOptions,
   ForceReleaseResult,
@@ -136,6 +137,22 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
         // release() never throws; the guard keeps fn's own error from ever being masked.
         await lock.release().catch(() => {});
       }
+    },
+
+    async resume(ticket, opts) {
+      const checked = checkTicket(ticket, core);
+      const o = opts ?? {};
+      if (typeof o !== "object" || o === null) {
+        throw new ConfigurationError("options", "expected an object");
+      }
+      for (const name of Object.keys(o)) {
+        if (name !== "budget" && name !== "autoExtend") {
+          throw new ConfigurationError(name, "unknown option (resume takes budget, autoExtend)");
+        }
+      }
+      const call = resolveCall(resolved, { ...o, lease: checked.lease }, false, 0);
+      const grant = await resumeGrant(core, checked, call.budget);
+      return new LockHandle(core, grant, call.budget, call.autoExtend);
     },
 
     async inspect(key): Promise<InspectResult> {

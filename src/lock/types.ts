@@ -115,8 +115,63 @@ export interface Lock {
   /**
    * Release on all nodes (compare-and-DEL). Stops auto-extension and awaits an in-flight one
    * first. Never throws; an already-expired lock is reported as `status: "expired"`. Idempotent.
+   * After `ticket()` it sends nothing and reports `"handed-on"`.
    */
   release(): Promise<ReleaseResult>;
+  /**
+   * Hand the lock on to another invocation (a queue message, a Step Functions state): extends it
+   * to `lease` (default: the lock's lease; not capped by the budget — the lock is meant to outlive
+   * this invocation) and returns a {@link LockTicket} for `locks.resume(ticket)` there. From then
+   * on this handle no longer holds the lock: it stops auto-extending, `release()` sends nothing
+   * (so `using` and `withLock` end normally), `extend()` throws `LockLostError`, and `signal`
+   * still aborts when this handle's validity ends — stop the protected work before handing on.
+   * Resume within `lease`. The ticket carries the token, a capability: keep it inside your
+   * pipeline. Idempotent (the same ticket again).
+   * @throws {LockLostError} the lock was lost or released
+   * @throws {QuorumError} the extension failed on too many nodes (the lock stays yours)
+   * @throws {ConfigurationError} `lease` is not a positive integer
+   */
+  ticket(options?: { readonly lease?: number | undefined }): Promise<LockTicket>;
+}
+
+/**
+ * A lock on its way to another invocation (see `lock.ticket()` / `locks.resume()`): plain JSON.
+ * Holds the owner token (whoever has it can take the lock over once), never a node's credentials.
+ *
+ * @example
+ * await queue.send(JSON.stringify({ invoice: 42, ticket: await lock.ticket() }));
+ */
+export interface LockTicket {
+  /** Format version. */
+  readonly v: 1;
+  /** The key as given (without prefix), and the prefix it was locked under. */
+  readonly key: string;
+  readonly prefix: string;
+  /** Owner token at hand-off; `resume` replaces it with a fresh one (single use). */
+  readonly token: string;
+  /** Fence of the sender's grant (`null` without fencing); the resumed lock gets a higher one. */
+  readonly fence: number | null;
+  /** Lease in ms the resumed lock extends to (and auto-extends by). */
+  readonly lease: number;
+  /** The nodes' hosts in order (`host:port`, `node<i>` for a client that hides its URL; never
+   * a token): `resume` needs the same nodes. */
+  readonly nodes: readonly string[];
+  /** The sender's estimate of the validity end, epoch ms: informational, never trusted. */
+  readonly validUntil: number;
+}
+
+/**
+ * Options of `locks.resume(ticket, options)`.
+ *
+ * @example
+ * const lock = await locks.resume(message.ticket, { autoExtend: true, budget: budget.fromLambda(ctx) });
+ */
+export interface ResumeOptions {
+  /** Execution budget: sizes the TTL (at most the ticket's lease) and counts node requests. */
+  readonly budget?: Budget | undefined;
+  /** Extend automatically before the validity runs low, until `release()` or loss.
+   * @default false */
+  readonly autoExtend?: boolean | undefined;
 }
 
 /**
@@ -136,9 +191,10 @@ export interface ExtendResult {
  * - `"released"`: a majority confirmed our token is gone and at least one node deleted it now.
  * - `"expired"`: a majority confirmed our token was already gone (expired, or taken over).
  * - `"unknown"`: too many nodes failed to answer; the remainder expires by its TTL.
+ * - `"handed-on"`: the lock went to another invocation as a ticket (`lock.ticket()`); nothing sent.
  */
 export interface ReleaseResult {
-  readonly status: "released" | "expired" | "unknown";
+  readonly status: "released" | "expired" | "unknown" | "handed-on";
   readonly outcomes: readonly NodeOutcome[];
 }
 
@@ -210,6 +266,14 @@ export type LockEvent =
       readonly outcomes: readonly NodeOutcome[];
     }
   | {
+      /** `locks.resume(ticket)`: `lost` when the ticket's lock was gone or resumed already. */
+      readonly type: "resume";
+      readonly key: string;
+      readonly result: "resumed" | "lost" | "unavailable";
+      readonly durationMs: number;
+      readonly outcomes: readonly NodeOutcome[];
+    }
+  | {
       readonly type: "complete";
       readonly key: string;
       readonly result: "recorded" | "unrecorded";
@@ -260,6 +324,18 @@ export interface Locks {
    * `wait`, else the `createLocks` wait if one was set, else 5000 ms.
    */
   using<T>(key: string, fn: (lock: Lock) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
+  /**
+   * Take over a lock another invocation handed on with `lock.ticket()`. The first act is an
+   * owner-checked round on every node that swaps the ticket's token for a fresh one (needs a
+   * majority), so a ticket works once — a message delivered twice resumes once — and the
+   * validity counts from that round, never from the sender's clock. With fencing the resumed lock
+   * gets a fresh, higher fence (it is a new grant): a fenced store rejects the sender's late writes.
+   * @throws {ConfigurationError} not a ticket, or one made for other nodes or another prefix
+   * @throws {LockLostError} the ticket's lock expired, was released, or was resumed already
+   * @throws {QuorumError} too many nodes failed to answer
+   * @throws {BudgetExhaustedError} the budget cannot cover the round (nodes not called)
+   */
+  resume(ticket: LockTicket, options?: ResumeOptions): Promise<Lock>;
   /** Per-node holder presence, PTTL and fence counter of `key` (waits for every node). */
   inspect(key: string): Promise<InspectResult>;
   /** Delete `key` on every node regardless of holder (operators only; the holder is not told). */

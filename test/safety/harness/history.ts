@@ -11,6 +11,8 @@
  * @module
  */
 
+import type { ReleaseResult } from "../../../src/index";
+
 /** The non-atomic read-modify-write of the counter under the lock. */
 export type CounterStep =
   /** GET returned `read`, SET wrote `read + 1` and was acknowledged at `ackAt`. */
@@ -53,7 +55,7 @@ export interface GrantRecord {
   readonly fence?: number | undefined;
   /** `release()` called (absent: the holder "crashed" and let the lock expire). */
   releaseStart?: number;
-  releaseStatus?: "released" | "expired" | "unknown";
+  releaseStatus?: ReleaseResult["status"];
   counter?: CounterStep;
   fenced?: FencedStep;
   /** Successful and failed `extend()` calls. */

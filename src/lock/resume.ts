@@ -1,0 +1,118 @@
+import type { Budget } from "../budget/budget";
+import { ConfigurationError, LockLostError, QuorumError } from "../errors";
+import { checkKey, MAX_LEASE } from "../options";
+import { configurationFault, describeNodes, nodeName, reasonOf } from "../quorum/report";
+import { drift } from "../quorum/validity";
+import type { Grant } from "./acquire";
+import type { LockCore } from "./core";
+import { budgetShortfall, cleanup } from "./failure";
+import { holdsOf } from "./holds";
+import { judge } from "./look";
+import { newToken } from "./timing";
+import type { LockTicket } from "./types";
+
+const TOKEN = /^[0-9a-f]{32}$/;
+
+const bad = (field: string, message: string) => new ConfigurationError(`ticket.${field}`, message);
+
+/**
+ * A ticket as `lock.ticket()` made it, for this manager's nodes and prefix: every field checked,
+ * so a message that was truncated, edited or meant for another deployment fails here, naming the
+ * field, before any request.
+ *
+ * @throws {ConfigurationError} `ticket` or `ticket.<field>`
+ * @example
+ * const ticket = checkTicket(JSON.parse(body).ticket, core);
+ */
+export function checkTicket(ticket: unknown, core: LockCore): LockTicket {
+  if (typeof ticket !== "object" || ticket === null) {
+    throw new ConfigurationError("ticket", "expected the object lock.ticket() returned");
+  }
+  const t = ticket as Partial<Record<keyof LockTicket, unknown>>;
+  if (t.v !== 1) throw bad("v", `unsupported ticket version ${String(t.v)}`);
+  try {
+    checkKey(t.key, core.options.fencing);
+  } catch (error) {
+    throw bad("key", (error as Error).message.replace(/^invalid option `key`: /, ""));
+  }
+  if (typeof t.token !== "string" || !TOKEN.test(t.token)) {
+    throw bad("token", "expected 32 lower-case hex digits");
+  }
+  const { fence, lease, nodes, prefix } = t;
+  if (fence !== null && !(Number.isSafeInteger(fence) && (fence as number) > 0)) {
+    throw bad("fence", "expected a positive integer or null");
+  }
+  if (!(Number.isSafeInteger(lease) && (lease as number) > 0 && (lease as number) <= MAX_LEASE)) {
+    throw bad("lease", `expected a positive integer (ms) up to ${MAX_LEASE}`);
+  }
+  if (typeof t.validUntil !== "number") throw bad("validUntil", "expected epoch ms");
+  if (prefix !== core.options.prefix) {
+    throw bad(
+      "prefix",
+      `made for prefix ${JSON.stringify(prefix)}, this manager uses ${JSON.stringify(core.options.prefix)}`,
+    );
+  }
+  const ours = core.nodes.map((node) => node.host);
+  if (!Array.isArray(nodes) || nodes.join(",") !== ours.join(",")) {
+    const theirs = Array.isArray(nodes) ? nodes.join(", ") : String(nodes);
+    throw bad("nodes", `made for nodes [${theirs}], this manager has [${ours.join(", ")}]`);
+  }
+  return ticket as LockTicket;
+}
+
+/**
+ * Take the ticket's lock over (docs/SAFETY.md §3 "resume", theorem 3): one RESUME round swaps the
+ * ticket's token for a fresh one on every node that still holds it, never shortening its expiry,
+ * and is judged like an acquire round ({@link judge}): a majority of swaps, with fencing a fresh
+ * fence raised on a majority, and the validity left counted from this round's start. Anything
+ * less is undone (our fresh token deleted where it may be) and reported: gone on a majority →
+ * `LockLostError`, otherwise `QuorumError`.
+ *
+ * @example
+ * const grant = await resumeGrant(core, ticket, budget);
+ */
+export async function resumeGrant(
+  core: LockCore,
+  ticket: LockTicket,
+  budget: Budget | undefined,
+): Promise<Grant> {
+  const { options, nodes, quorum } = core;
+  const n = nodes.length;
+  const { key, lease } = ticket;
+  const keys = core.keys(key);
+  const ttl = budget === undefined ? lease : budget.ttl(lease);
+  const roundCost = options.fencing && n > 1 ? 2 * n : n;
+  // The round (and fence raise) and a release afterwards.
+  const shortfall =
+    budget === undefined ? undefined : budgetShortfall(core, budget, ttl, roundCost + n);
+  if (shortfall !== undefined) throw shortfall;
+  const token = newToken();
+  const timeoutMs = core.timeoutFor(ttl);
+  const round = await core.resumeRound(keys, ticket.token, token, ttl, timeoutMs, budget);
+  const verdict = await judge(core, keys, round, token, ttl, timeoutMs, budget);
+  const { outcomes, durationMs } = verdict;
+  if (verdict.granted) {
+    core.emit({ type: "resume", key, result: "resumed", durationMs, outcomes });
+    const validUntil = round.startedAt + ttl - drift(ttl, options.driftFactor);
+    const local = core.lines.of(keys[0]).hold(validUntil);
+    const { fence } = verdict;
+    const holds = holdsOf(round);
+    return { key, keys, token, fence, lease, validUntil, timeoutMs, outcomes, holds, local };
+  }
+  await cleanup(core, round, keys, token, timeoutMs, budget);
+  const gone = round.outcomes.filter((o) => o.status === "absent" || o.status === "held");
+  if (verdict.invalid || (!round.ok && gone.length > n - quorum)) {
+    core.emit({ type: "resume", key, result: "lost", durationMs, outcomes });
+    const where = gone
+      .map((o) => `${nodeName(o)}: ${o.status === "absent" ? "the token is gone" : reasonOf(o)}`)
+      .join("; ");
+    const why = verdict.invalid
+      ? `resumed on a majority, but ${verdict.why ?? "too late"}`
+      : `the ticket's lock expired, was released or was resumed already on ${gone.length} of ${n} nodes (${where})`;
+    throw new LockLostError(key, why, { outcomes });
+  }
+  core.emit({ type: "resume", key, result: "unavailable", durationMs, outcomes });
+  const fix = configurationFault(outcomes);
+  const why = `resume failed: ${verdict.why ?? "no majority"}: ${describeNodes(outcomes)}`;
+  throw new QuorumError(key, fix === undefined ? why : `${fix}. ${why}`, { outcomes });
+}
