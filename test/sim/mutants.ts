@@ -1,5 +1,5 @@
 /**
- * The fixes of issue 11 §1 (and issue 12's done-marker record), undone one at a time in the Lua the simulated nodes run: each mutant
+ * The fixes of issue 11 §1 (and issue 12's done-marker record, issue 15's single-use tickets), undone one at a time in the Lua the simulated nodes run: each mutant
  * is the current script with the fix's lines replaced, so it stays in step with the real source.
  * The simulation must find a bug in its named regression schedule with each mutant
  * (`sim.test.ts`), which shows the schedules and properties would have caught the defect.
@@ -14,6 +14,7 @@ import {
   HANDOVER,
   RECORD,
   RELEASE,
+  RESUME,
   type Script,
 } from "../../src/scripts";
 
@@ -60,6 +61,17 @@ export const MUTANTS = {
       ACQUIRE,
       "if current == false or current == ARGV[1] then",
       'if current == false or current == ARGV[1] or string.sub(current, 1, 5) == "done:" then',
+    ),
+  ]),
+  /**
+   * f (issue 15): RESUME extends the ticket's token instead of swapping it, so a ticket is not
+   * single-use: a message delivered twice resumes twice.
+   */
+  "f-resume-reusable": new Map([
+    mutate(
+      RESUME,
+      'redis.call("SET", KEYS[1], ARGV[2], "PX", ttl)',
+      'redis.call("PEXPIRE", KEYS[1], ttl)',
     ),
   ]),
 } satisfies Record<string, ScriptOverrides>;

@@ -1,5 +1,5 @@
 /**
- * The defects of issue 11 §1 as named, replayable schedules. Each passes with the fixes; with the
+ * The defects of issue 11 §1 (and the guarantees of issues 12 and 15) as named, replayable schedules. Each passes with the fixes; with the
  * fix undone in the nodes' Lua (`mutant`, see `mutants.ts`) the simulation finds the bug named in
  * `finds`. Found by searching fate seeds for the defect's interleaving (`npm run sim -- --mutant`).
  *
@@ -165,5 +165,43 @@ export const REGRESSIONS = {
     },
     mutant: "e-done-ignored",
     finds: "idempotent-once",
+  },
+  /**
+   * f (issue 15): a lock handed on with a ticket that a queue delivers twice, at once, to two
+   * other instances: exactly one resumes it. Undone (the ticket's token extended rather than
+   * swapped), both resume and their sections overlap.
+   */
+  "f-ticket-delivered-twice": {
+    spec: {
+      seed: 15,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(0, {
+              kind: "handoff",
+              key: 0,
+              wait: 0,
+              lease: 1_000,
+              hold: 50,
+              ticketLease: 1_500,
+              deliveries: 2,
+              to: 1,
+              delay: 100,
+            }),
+          ],
+        },
+        { wake: false, rate: 1, callers: [caller(400, acquire(500, 0, 10))] },
+        { wake: false, rate: 1, callers: [caller(2_500, acquire(500, 0, 10))] },
+      ],
+    },
+    mutant: "f-resume-reusable",
+    finds: "overlap",
   },
 } satisfies Record<string, Regression>;

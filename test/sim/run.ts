@@ -15,7 +15,7 @@ import { SimNetwork } from "./runtime/network";
 import { Random } from "./runtime/random";
 import { createClient, releaseClients, type SimClient } from "./runtime/realm";
 import { EPOCH, Scheduler } from "./runtime/scheduler";
-import { type Observations, runCaller } from "./workload/actor";
+import { type Observations, type Peer, runCaller } from "./workload/actor";
 import type { ScheduleSpec } from "./workload/spec";
 import { SimStore } from "./workload/store";
 
@@ -73,6 +73,7 @@ export async function runSchedule(
     problems: [],
   };
   const clients: SimClient[] = [];
+  const peers: Peer[] = [];
   net.hosts.forEach((host, n) => {
     const counter = spec.counters?.[n];
     if (counter === undefined || counter === 0) return;
@@ -95,10 +96,12 @@ export async function runSchedule(
         retryDelay: RETRY_DELAY,
         retryDelayMax: RETRY_DELAY_MAX,
       });
+      peers.push({ lib: client.lib, locks, instance: i, toGlobal: client.toGlobal });
       instance.callers.forEach((caller, c) => {
         running++;
         scheduler.after(caller.start, () => {
           const ctx = {
+            peers,
             clock,
             store,
             lib: client.lib,

@@ -1,6 +1,6 @@
 /**
  * The deterministic simulation in `npm test` (issue 11 §2): named regression schedules, one per
- * defect of §1, pass with the fixes and fail with each fix undone in the nodes' Lua (mutants);
+ * defect of §1 (and issue 12's and 15's guarantees), pass with the fixes and fail with each fix undone in the nodes' Lua (mutants);
  * a campaign of random schedules finds no bug; the same schedule replays to the same trace.
  * Long campaigns: `npm run sim -- --schedules N [--seed S]`.
  */
@@ -42,6 +42,19 @@ describe("deterministic simulation", () => {
     expect(others).toHaveLength(3);
     for (const a of others) expect(a).toMatch(/ (replay|409)/);
     expect(others.some((a) => a.includes("replay"))).toBe(true);
+  });
+
+  it("regression f: the sender hands on; of two deliveries of its ticket exactly one resumes", async () => {
+    const { trace } = await runSchedule(REGRESSIONS["f-ticket-delivered-twice"].spec, {
+      trace: true,
+    });
+    const grants = (trace ?? []).filter((l) => l.includes(" grant "));
+    expect(grants[0]).toMatch(/grant i0\/c0#0 k0 .* release=handed-on$/);
+    // Both deliveries arrive 100 ms after the hand-off; the next plain acquire starts at 400 ms.
+    const start = Number(grants[0]?.split(" ")[0]);
+    const resumed = grants.slice(1).filter((l) => Number(l.split(" ")[0]) < start + 400);
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0]).toMatch(/ release=released$/);
   });
 
   it("replays a schedule exactly (same seed, same trace)", async () => {

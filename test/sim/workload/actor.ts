@@ -82,8 +82,18 @@ export interface Observations {
   readonly problems: Problem[];
 }
 
+/** Another instance, as a ticket's receiver sees it. */
+export interface Peer {
+  readonly lib: Lib;
+  readonly locks: Edgelock.Locks;
+  readonly instance: number;
+  readonly toGlobal: (epochMs: number) => number;
+}
+
 /** What an actor needs from its instance. */
 export interface ActorContext {
+  /** Every instance of the schedule (ticket receivers), by index. */
+  readonly peers: readonly Peer[];
   readonly clock: Clock;
   readonly store: SimStore;
   readonly lib: Lib;
@@ -155,6 +165,63 @@ async function runOp(ctx: ActorContext, op: OpSpec): Promise<void> {
       return acquireOp(ctx, op);
     case "idempotent":
       return idempotentOp(ctx, op);
+    case "handoff":
+      return handoffOp(ctx, op);
+  }
+}
+
+/**
+ * Acquire, work, `ticket()`, then deliver the ticket's JSON to `deliveries` instances, each of
+ * which resumes it and works in a section of its own. The sender's interval ends when it hands
+ * on (it stops working before, as the README asks); a resumer's starts at its grant.
+ */
+async function handoffOp(ctx: ActorContext, op: OpSpec & { kind: "handoff" }): Promise<void> {
+  const { clock, locks } = ctx;
+  const key = ctx.keyName(op.key);
+  const wait = waitRecord(ctx, key, op.wait);
+  let lock: Lock;
+  try {
+    const got =
+      op.wait > 0
+        ? await locks.acquire(key, { lease: op.lease, wait: op.wait })
+        : await locks.tryAcquire(key, { lease: op.lease });
+    if (got === null) return;
+    lock = got;
+  } catch (error) {
+    ended(ctx, wait, error);
+    return;
+  }
+  const record = grantRecord(ctx, key, wait, lock);
+  await section(ctx, record, lock, op.hold, undefined);
+  record.releaseStart = clock.now();
+  let json: string;
+  try {
+    json = JSON.stringify(await lock.ticket({ lease: op.ticketLease }));
+  } catch (error) {
+    // Not handed on (lost, or the nodes failed): the sender ends it as usual.
+    record.releaseStatus = (await lock.release()).status;
+    throw error;
+  }
+  record.releaseStatus = "handed-on";
+  const deliveries = Array.from({ length: op.deliveries }, async (_, d) => {
+    const peer = ctx.peers[(op.to + d) % ctx.peers.length] as Peer;
+    await clock.sleep(op.delay);
+    const receiver = { ...ctx, ...peer };
+    const resumed = await peer.locks.resume(JSON.parse(json));
+    const held = grantRecord(receiver, key, undefined, resumed);
+    await section(receiver, held, resumed, op.hold, undefined);
+    held.releaseStart = clock.now();
+    held.releaseStatus = (await resumed.release()).status;
+  });
+  // Every delivery's own failure is expected or a problem, as for any operation.
+  for (const outcome of await Promise.allSettled(deliveries)) {
+    if (outcome.status === "rejected") {
+      const name = (outcome.reason as Error | undefined)?.name ?? String(outcome.reason);
+      if (!EXPECTED.has(name)) {
+        const detail = `resume: ${name}: ${(outcome.reason as Error | undefined)?.message}`;
+        ctx.observed.problems.push({ kind: "unexpected-error", detail, at: clock.now() });
+      }
+    }
   }
 }
 

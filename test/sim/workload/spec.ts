@@ -47,6 +47,22 @@ export type OpSpec =
       /** How long a duplicate waits for the first request's result. */
       readonly wait: number;
     }
+  | {
+      /**
+       * Acquire, work, hand the lock on with `lock.ticket()`, and deliver the ticket (as JSON) to
+       * the instances `to`, `to + 1`, … after `delay` ms each — twice is a queue's at-least-once
+       * delivery — where `locks.resume(ticket)` takes it over for a section of `hold` ms.
+       */
+      readonly kind: "handoff";
+      readonly key: number;
+      readonly wait: number;
+      readonly lease: number;
+      readonly hold: number;
+      readonly ticketLease: number;
+      readonly deliveries: 1 | 2;
+      readonly to: number;
+      readonly delay: number;
+    }
   | { readonly kind: "pause"; readonly ms: number };
 
 /** One caller (an async task of an instance): starts at `start`, runs `ops` in order. */
@@ -128,6 +144,20 @@ const op = (keys: number): fc.Arbitrary<OpSpec> =>
         hold: fc.integer({ min: 0, max: 1_000 }),
         fail: fc.constantFrom(false, false, false, true),
         wait: fc.oneof(fc.constant(0), fc.integer({ min: 50, max: 2_000 })),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant("handoff" as const),
+        key: fc.integer({ min: 0, max: keys - 1 }),
+        wait: fc.oneof(fc.constant(0), fc.integer({ min: 50, max: 2_000 })),
+        lease,
+        hold: fc.integer({ min: 0, max: 600 }),
+        ticketLease: lease,
+        deliveries: fc.constantFrom(1 as const, 1 as const, 2 as const),
+        to: fc.integer({ min: 0, max: 2 }),
+        delay: fc.integer({ min: 0, max: 1_200 }),
       }),
     },
     {
