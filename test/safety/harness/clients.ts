@@ -1,7 +1,9 @@
 /**
  * The contending clients of a safety run. Each client loops: pick a key, `acquire` it (with a
  * seeded `wait`), do the critical section against the protected resource, sometimes extend,
- * release (or, now and then, "crash" and let the lock expire), and record a {@link GrantRecord}.
+ * release (or, now and then, "crash" and let the lock expire, or hand it on with `lock.ticket()` to
+ * a mailbox of the process, from which a later client `resume`s it — a ticket is put there twice
+ * now and then, as a queue may deliver it), and record a {@link GrantRecord}.
  *
  * The critical section behaves like a careful user: it starts only with enough validity left,
  * and writes only while `lock.signal` has not aborted and the validity has not run low. What the
@@ -11,7 +13,7 @@
  * @module
  */
 
-import { createLocks } from "../../../src/index";
+import { createLocks, type LockTicket } from "../../../src/index";
 import { now } from "./clock";
 import type { GrantRecord } from "./history";
 import { createRng, derive, type Rng } from "./random";
@@ -74,10 +76,12 @@ export async function runClients(config: ClientsConfig, stop: AbortSignal): Prom
     nodeErrors: [],
   };
   const resource = new ProtectedResource(config.resourceUrl, `${config.namespace}res:`);
+  // Tickets handed on by this process's clients, taken over by the next client that looks here.
+  const mailbox: LockTicket[] = [];
   try {
     await Promise.all(
       Array.from({ length: config.clients }, (_, i) =>
-        client(config, i, resource, stop, result).catch((error: unknown) => {
+        client(config, i, resource, stop, result, mailbox).catch((error: unknown) => {
           result.crashes.push(`client ${i}: ${(error as Error)?.stack ?? String(error)}`);
         }),
       ),
@@ -94,6 +98,7 @@ async function client(
   resource: ProtectedResource,
   stop: AbortSignal,
   result: ClientsResult,
+  mailbox: LockTicket[],
 ): Promise<void> {
   const rng = createRng(derive(config.seed, config.source, "client", index));
   const { lease } = config;
@@ -112,11 +117,16 @@ async function client(
     },
   });
   for (let n = 0; !stop.aborted; n++) {
-    const key = rng.pick(config.keys);
+    // Now and then take over a lock another client handed on (possibly a duplicate delivery).
+    const parcel = mailbox.length > 0 && rng.chance(0.5) ? mailbox.shift() : undefined;
+    const key = parcel?.key ?? rng.pick(config.keys);
     const requested = now();
     let lock: Awaited<ReturnType<typeof locks.acquire>>;
     try {
-      lock = await locks.acquire(key, { wait: rng.int(0, 2 * lease), signal: stop });
+      lock =
+        parcel === undefined
+          ? await locks.acquire(key, { wait: rng.int(0, 2 * lease), signal: stop })
+          : await locks.resume(parcel);
     } catch (error) {
       if (stop.aborted) return;
       bump(result.failures, (error as Error)?.name ?? "unknown");
@@ -154,6 +164,18 @@ async function client(
       continue;
     }
     record.releaseStart = now();
+    if (rng.chance(0.08)) {
+      // Hand it on instead (the interval ends here); a queue may deliver the ticket twice.
+      try {
+        const ticket = await lock.ticket();
+        record.releaseStatus = "handed-on";
+        mailbox.push(ticket);
+        if (rng.chance(0.3)) mailbox.push(ticket);
+        continue;
+      } catch {
+        // Not handed on (lost, or nodes failed): release as usual.
+      }
+    }
     record.releaseStatus = (await lock.release()).status;
     await sleep(rng.int(0, 15));
   }
