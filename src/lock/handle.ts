@@ -267,6 +267,10 @@ export class LockHandle implements Lock {
       this.#ticketing = undefined; // still ours unless lost: the caller may release or retry
       throw error;
     }
+    // Released or lost while the extension ran: there is nothing to hand on.
+    const state = this.#state as State;
+    if (state === "lost") throw this.#lostError as LockLostError;
+    if (state !== "held") throw new LockLostError(this.key, "it was released while handing on");
     const core = this.#core;
     const { token, fence } = this.#grant;
     const ticket: LockTicket = {

@@ -99,6 +99,11 @@ describe("lock.ticket() → locks.resume(ticket) in another Locks", () => {
     const released = await sender.acquire("other");
     await released.release();
     await expect(released.ticket()).rejects.toMatchObject({ name: "LockLostError" });
+    // A release while the hand-off's extension runs wins: no ticket for a released lock.
+    const racing = await sender.acquire("racing");
+    const [ticketing, release] = await Promise.allSettled([racing.ticket(), racing.release()]);
+    expect(ticketing.status).toBe("rejected");
+    expect(release).toMatchObject({ status: "fulfilled", value: { status: "released" } });
     await (await sender.resume(a)).release();
   });
 
