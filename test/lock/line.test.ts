@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { isLockBusyError, type LockBusyError } from "../../src/errors";
-import { createLocks, type Lock } from "../../src/index";
+import { createLocks, type Lock, type Locks } from "../../src/index";
 import { HANDOVER } from "../../src/scripts";
 import { useDevCluster } from "../support/dev-cluster";
 import { eventually, readBack, requests, resetCluster, sleep, uniquePrefix } from "./helpers";
@@ -22,6 +22,16 @@ function setup(name: string, options: { lease?: number; fencing?: boolean } = {}
   return { locks, full: `${prefix}k` };
 }
 
+/**
+ * Acquire `k` and wait until every node holds the grant: a round is decided at a majority, and a
+ * reply still in flight would otherwise be counted after the caller reset the statistics.
+ */
+async function holdEverywhere(locks: Locks, full: string): Promise<Lock> {
+  const lock = await locks.acquire("k");
+  await eventually(async () => (await readBack(dev, N, full)).every((v) => v === lock.token));
+  return lock;
+}
+
 /** Requests served settle at exactly `count` (the last may land just after a round resolved). */
 async function exactly(count: number): Promise<void> {
   await eventually(() => requests(dev.cluster) >= count);
@@ -33,7 +43,7 @@ describe("waiting behind a grant of the same Locks", () => {
   it("sends nothing while waiting, then takes over in the release's N requests", async () => {
     const { locks, full } = setup("handover");
     await (await locks.acquire("warm")).release();
-    const holder = await locks.acquire("k");
+    const holder = await holdEverywhere(locks, full);
     resetCluster(dev.cluster);
     const waiting = locks.acquire("k", { wait: 5_000 });
     await sleep(200);
@@ -53,7 +63,7 @@ describe("waiting behind a grant of the same Locks", () => {
   it("callers get the lock in arrival order; every section costs N requests under jitter", async () => {
     const { locks, full } = setup("fifo");
     await (await locks.acquire("warm")).release();
-    const holder = await locks.acquire("k");
+    const holder = await holdEverywhere(locks, full);
     resetCluster(dev.cluster);
     for (const control of dev.cluster.controls) control.inject({ kind: "latency", ms: [0, 15] });
     const order: number[] = [];
@@ -97,8 +107,8 @@ describe("waiting behind a grant of the same Locks", () => {
   });
 
   it("a wait that runs out in line: LockBusyError with the holder's remaining time, no request", async () => {
-    const { locks } = setup("line-timeout", { lease: 5_000 });
-    const holder = await locks.acquire("k");
+    const { locks, full } = setup("line-timeout", { lease: 5_000 });
+    const holder = await holdEverywhere(locks, full);
     resetCluster(dev.cluster);
     const error = (await locks
       .acquire("k", { wait: 200 })
@@ -154,7 +164,7 @@ describe("the line's order is the wait room's order", () => {
       },
     });
     await (await watched.acquire("warm")).release();
-    const holder = await other.acquire("k");
+    const holder = await holdEverywhere(other, full);
     resetCluster(dev.cluster);
     // A's first look (the next request on every node) answers after B's: B joins the line first.
     for (const control of dev.cluster.controls) {
