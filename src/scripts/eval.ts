@@ -66,7 +66,7 @@ function describe(reply: unknown): string {
 export async function evalScript<T>(
   node: RestNode,
   script: Script<T>,
-  keys: string[],
+  keys: readonly string[],
   args: string[],
   options: EvalOptions,
 ): Promise<T> {
@@ -83,6 +83,7 @@ export async function evalScript<T>(
   }
   let fellBack = false;
   let retried = false;
+  const keyList = [...keys];
   for (;;) {
     const useEval = !node.knownScripts.has(script.sha1);
     const timeLeft = Math.max(1, Math.round(deadline - performance.now()));
@@ -90,7 +91,9 @@ export async function evalScript<T>(
     try {
       const reply = await node.send(
         (redis) =>
-          useEval ? redis.eval(script.lua, keys, args) : redis.evalsha(script.sha1, keys, args),
+          useEval
+            ? redis.eval(script.lua, keyList, args)
+            : redis.evalsha(script.sha1, keyList, args),
         timeLeft,
         shared,
       );

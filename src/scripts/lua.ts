@@ -1,14 +1,51 @@
 /**
  * Lua source of every script edgelock runs. All durations are milliseconds (PX, PEXPIRE, PTTL).
- * Every script takes KEYS[1] = lock key, KEYS[2] = fence counter key and KEYS[3] = wait room key
- * (the sorted set of waiters to wake on release, and the stem of their wake-up channels), and
- * returns integers only (so no client-side deserialization or base64 decoding can alter a reply).
+ * Every script takes its keys in triples: KEYS[3i-2] = a lock key, KEYS[3i-1] = its fence counter
+ * key and KEYS[3i] = its wait room key (the sorted set of waiters to wake on release, and the stem
+ * of their wake-up channels). A lock on one key passes one triple; a lock on several keys (issue
+ * 15 §2) passes one triple per key, sorted, and ACQUIRE, EXTEND, RESUME, RELEASE, HANDOVER,
+ * FENCE_RAISE and LEAVE act on all of them in one atomic step per node: a node grants every key of
+ * the set or none. COMPLETE, RECORD, INSPECT and FORCE_RELEASE read the first triple only (once(),
+ * idempotency and the operator commands take one key). Scripts return integers only (so no
+ * client-side deserialization or base64 decoding can alter a reply), except RECORD.
+ *
+ * (A caller that passes only a lock key and its fence key, as some tests do, is one triple whose
+ * room is never touched unless the script needs it.)
+ *
+ * With several keys a node's keys of one lock are always set, extended and deleted together, so
+ * they hold the same token with the same expiry; a mix (one key of the set deleted by
+ * `forceRelease`, say) is answered conservatively: never granted, never extended.
  *
  * The SHA-1 of each source is a literal in `scripts.ts`; changing a byte here changes the hash,
  * which the unit test (WebCrypto) and the integration test (SCRIPT LOAD) catch.
  *
  * @module
  */
+
+/**
+ * Lua shared by the scripts that issue fences: `counters()` is the highest fence counter of the
+ * lock's keys, `issue()` sets every counter to that plus one and returns it (for one key: INCR).
+ * A fence of a lock on several keys is thus above every fence issued before on any of its keys
+ * on this node (docs/SAFETY.md, F1).
+ */
+const FENCES = `local function counters()
+  local top = 0
+  for i = 1, math.ceil(#KEYS / 3) do
+    local c = tonumber(redis.call("GET", KEYS[3 * i - 1]) or "0")
+    if c > top then
+      top = c
+    end
+  end
+  return top
+end
+local function issue()
+  local f = counters() + 1
+  for i = 1, math.ceil(#KEYS / 3) do
+    redis.call("SET", KEYS[3 * i - 1], f)
+  end
+  return f
+end
+`;
 
 /**
  * Acquire. ARGV[1] = token, ARGV[2] = ttl ms, ARGV[3] = "1" to issue a fence.
@@ -21,62 +58,87 @@
  * (`<deadline epoch ms>:<listener>:<id>`, listener = the hex id of its instance's wake-up
  * channel, or `p<ms>` for a poller: its longest sleep plus a look), ARGV[5] = its place (epoch ms
  * of its call), ARGV[6] = ms to keep the wait room. When held by another, the waiter is added to
- * the wait room KEYS[3] (a sorted set by place) that RELEASE and HANDOVER serve; when granted, it
- * leaves the room. A KEYS[3] of another type (a user key) is left alone. A key that a release
+ * every key's wait room (a sorted set by place) that RELEASE and HANDOVER serve; when granted, it
+ * leaves them. A room key of another type (a user key) is left alone. A key that a release
  * reserved for this waiter (`wake:<waiter>|<releaser's token>`) counts as free for it, and as held
  * for everyone else, reported as {3, pttl}: the reservation's PTTL is short, but the waiter is
  * about to take the key for a whole lease.
+ *
+ * Several keys: granted only when every key is free (or ours, or reserved for this waiter); then
+ * all are set, and the fence is one above the highest counter of the set (see `FENCES`). Refused
+ * otherwise, nothing set: {2, pttl} when a key holds a done marker (no registration), else {0,
+ * pttl} when a key holds a token, {3, pttl} when only reservations for others are in the way; the
+ * pttl is the longest among the keys in the way (-1, no expiry, counts as the longest).
  */
 export const ACQUIRE_LUA = `-- edgelock acquire
-local current = redis.call("GET", KEYS[1])
+${FENCES}local n = math.ceil(#KEYS / 3)
 local w = ARGV[4]
-if w and current and string.sub(current, 1, #w + 6) == "wake:" .. w .. "|" then
-  current = false
-end
-if current == false or current == ARGV[1] then
+local currents = {}
+local fresh = false
+local flag, wait = nil, -2
+for i = 1, n do
+  local current = redis.call("GET", KEYS[3 * i - 2])
+  if w and current and string.sub(current, 1, #w + 6) == "wake:" .. w .. "|" then
+    current = false
+  end
+  currents[i] = current
   if current == false then
-    redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-  else
-    local left = redis.call("PTTL", KEYS[1])
-    if left >= 0 and left < tonumber(ARGV[2]) then
-      redis.call("PEXPIRE", KEYS[1], ARGV[2])
+    fresh = true
+  elseif current ~= ARGV[1] then
+    local pttl = redis.call("PTTL", KEYS[3 * i - 2])
+    if string.sub(current, 1, 5) == "done:" then
+      return {2, pttl}
+    end
+    if flag ~= 0 then
+      flag = string.sub(current, 1, 5) == "wake:" and 3 or 0
+    end
+    if wait ~= -1 and (pttl == -1 or pttl > wait) then
+      wait = pttl
     end
   end
-  if w and redis.call("TYPE", KEYS[3]).ok == "zset" then
-    redis.call("ZREM", KEYS[3], w)
+end
+if flag == nil then
+  for i = 1, n do
+    if currents[i] == false then
+      redis.call("SET", KEYS[3 * i - 2], ARGV[1], "PX", ARGV[2])
+    else
+      local left = redis.call("PTTL", KEYS[3 * i - 2])
+      if left >= 0 and left < tonumber(ARGV[2]) then
+        redis.call("PEXPIRE", KEYS[3 * i - 2], ARGV[2])
+      end
+    end
+    if w and redis.call("TYPE", KEYS[3 * i]).ok == "zset" then
+      redis.call("ZREM", KEYS[3 * i], w)
+    end
   end
   local f = 0
   if ARGV[3] == "1" then
-    if current == false then
-      f = redis.call("INCR", KEYS[2])
+    if fresh then
+      f = issue()
     else
-      f = tonumber(redis.call("GET", KEYS[2]) or "0")
+      f = counters()
     end
   end
   return {1, f}
 end
-if string.sub(current, 1, 5) == "done:" then
-  return {2, redis.call("PTTL", KEYS[1])}
-end
-local held = 0
-if string.sub(current, 1, 5) == "wake:" then
-  held = 3
-end
 if w then
-  local t = redis.call("TYPE", KEYS[3]).ok
-  if t == "zset" or t == "none" then
-    redis.call("ZADD", KEYS[3], ARGV[5], w)
-    if redis.call("PTTL", KEYS[3]) < tonumber(ARGV[6]) then
-      redis.call("PEXPIRE", KEYS[3], ARGV[6])
+  for i = 1, n do
+    local room = KEYS[3 * i]
+    local t = redis.call("TYPE", room).ok
+    if t == "zset" or t == "none" then
+      redis.call("ZADD", room, ARGV[5], w)
+      if redis.call("PTTL", room) < tonumber(ARGV[6]) then
+        redis.call("PEXPIRE", room, ARGV[6])
+      end
     end
   end
 end
-return {held, redis.call("PTTL", KEYS[1])}
+return {flag, wait}
 `;
 
 /**
- * Lua shared by RELEASE and HANDOVER: serve the wait room KEYS[3] (see ACQUIRE) on a release by
- * `ARGV[1]`. `serve(now, listenMs, before)` scans the first 8 waiters by place and returns the one
+ * Lua shared by RELEASE and HANDOVER: serve a key's wait room (see ACQUIRE) on a release by
+ * `ARGV[1]`. `serve(room, now, listenMs, before)` scans the first 8 waiters by place and returns the one
  * to reserve the key for, with the reservation's ms and its channel (nil for a poller):
  * - a waiter whose deadline ends within `listenMs` stopped waiting or is about to: removed;
  * - with `before` (the place of a waiter of the releaser's own instance, who would otherwise get
@@ -85,12 +147,14 @@ return {held, redis.call("PTTL", KEYS[1])}
  *   longest sleep plus a look) or until its deadline;
  * - without `before`, pollers are skipped (they find the key free on their next look, like
  *   anyone), and the first listener is served for `listenMs`.
- * `reserve(member, ms, listener)` takes the waiter out of the room, sets the key to
+ * `reserve(i, member, ms, listener)` takes the waiter out of key i's room, sets key i to
  * `wake:<member>|<ARGV[1]>` (free for that waiter only; the releaser's token lets a re-sent
  * release recognise its own reservation) and publishes the member on the listener's channel.
+ * With several keys each key's room is served on its own (a waiter for several keys is in every
+ * room of its set, and may be picked for some of them).
  */
-const SERVE_ROOM = `local function serve(now, listenMs, before)
-  local heads = redis.call("ZRANGE", KEYS[3], 0, 7, "WITHSCORES")
+const SERVE_ROOM = `local function serve(room, now, listenMs, before)
+  local heads = redis.call("ZRANGE", room, 0, 7, "WITHSCORES")
   for i = 1, #heads, 2 do
     local member = heads[i]
     if before and tonumber(heads[i + 1]) >= before then
@@ -100,7 +164,7 @@ const SERVE_ROOM = `local function serve(now, listenMs, before)
     local listener = string.match(member, "^%d+:([^:]+):") or ""
     local poll = tonumber(string.match(listener, "^p(%d+)$") or "")
     if deadline <= now + listenMs then
-      redis.call("ZREM", KEYS[3], member)
+      redis.call("ZREM", room, member)
     elseif poll == nil then
       return member, listenMs, listener
     elseif before then
@@ -109,12 +173,16 @@ const SERVE_ROOM = `local function serve(now, listenMs, before)
   end
   return nil
 end
-local function reserve(member, ms, listener)
-  redis.call("ZREM", KEYS[3], member)
-  redis.call("SET", KEYS[1], "wake:" .. member .. "|" .. ARGV[1], "PX", ms)
+local function reserve(i, member, ms, listener)
+  local room = KEYS[3 * i]
+  redis.call("ZREM", room, member)
+  redis.call("SET", KEYS[3 * i - 2], "wake:" .. member .. "|" .. ARGV[1], "PX", ms)
   if listener then
-    redis.call("PUBLISH", KEYS[3] .. ":" .. listener, member)
+    redis.call("PUBLISH", room .. ":" .. listener, member)
   end
+end
+local function isRoom(i)
+  return redis.call("TYPE", KEYS[3 * i]).ok == "zset"
 end
 local function reservedBy(value, token)
   return string.sub(value, 1, 5) == "wake:" and string.sub(value, -#token - 1) == "|" .. token
@@ -124,23 +192,32 @@ end
 /**
  * Extend. ARGV[1] = token, ARGV[2] = ttl ms.
  * Returns 1 extended (or already lasting at least ttl), 0 expired/absent (never resurrected), -1
- * held by someone else. Never shortens the key's expiry: a request that timed out may still run
+ * held by someone else (several keys: 1 only when every key holds the token, then all are
+ * extended; -1 when any key holds something else; 0 otherwise). Never shortens an expiry: a request that timed out may still run
  * (late, or after a shorter extension), and the holder's validity relies on no node dropping the
  * token earlier than any expiry it was granted (docs/SAFETY.md, lemma E).
  */
 export const EXTEND_LUA = `-- edgelock extend
-local current = redis.call("GET", KEYS[1])
-if current == ARGV[1] then
-  local left = redis.call("PTTL", KEYS[1])
-  if left >= 0 and left < tonumber(ARGV[2]) then
-    redis.call("PEXPIRE", KEYS[1], ARGV[2])
+local n = math.ceil(#KEYS / 3)
+local absent = false
+for i = 1, n do
+  local current = redis.call("GET", KEYS[3 * i - 2])
+  if current == false then
+    absent = true
+  elseif current ~= ARGV[1] then
+    return -1
   end
-  return 1
 end
-if current == false then
+if absent then
   return 0
 end
-return -1
+for i = 1, n do
+  local left = redis.call("PTTL", KEYS[3 * i - 2])
+  if left >= 0 and left < tonumber(ARGV[2]) then
+    redis.call("PEXPIRE", KEYS[3 * i - 2], ARGV[2])
+  end
+end
+return 1
 `;
 
 /**
@@ -152,37 +229,50 @@ return -1
  * resurrected); {-1, 0} held by anything else — another resume of the same ticket rotated it
  * first, or another holder. Rotating the token makes a ticket single-use: of two resumes of one
  * ticket (a message delivered twice) at most one rotates it on a majority (docs/SAFETY.md,
- * theorem 3); the fresh fence orders the resumed lock after the sender, as a new grant.
+ * theorem 3); the fresh fence orders the resumed lock after the sender, as a new grant. Several
+ * keys: resumed only when every key holds the ticket's token; {-1, 0} when any key holds anything
+ * but the two tokens or nothing; {0, 0} otherwise.
  */
 export const RESUME_LUA = `-- edgelock resume
-local current = redis.call("GET", KEYS[1])
-if current == ARGV[1] then
-  local ttl = tonumber(ARGV[3])
-  local left = redis.call("PTTL", KEYS[1])
-  if left > ttl then
-    ttl = left
+${FENCES}local n = math.ceil(#KEYS / 3)
+local ticket, fresh = 0, 0
+for i = 1, n do
+  local current = redis.call("GET", KEYS[3 * i - 2])
+  if current == ARGV[1] then
+    ticket = ticket + 1
+  elseif current == ARGV[2] then
+    fresh = fresh + 1
+  elseif current ~= false then
+    return {-1, 0}
   end
-  redis.call("SET", KEYS[1], ARGV[2], "PX", ttl)
+end
+if ticket == n then
+  for i = 1, n do
+    local ttl = tonumber(ARGV[3])
+    local left = redis.call("PTTL", KEYS[3 * i - 2])
+    if left > ttl then
+      ttl = left
+    end
+    redis.call("SET", KEYS[3 * i - 2], ARGV[2], "PX", ttl)
+  end
   local fence = 0
   if ARGV[4] == "1" then
-    fence = redis.call("INCR", KEYS[2])
+    fence = issue()
   end
   return {1, fence}
 end
-if current == ARGV[2] then
-  return {1, tonumber(redis.call("GET", KEYS[2]) or "0")}
+if fresh == n then
+  return {1, counters()}
 end
-if current == false then
-  return {0, 0}
-end
-return {-1, 0}
+return {0, 0}
 `;
 
 /**
  * Release. ARGV[1] = token; to serve the wait room (see `SERVE_ROOM`): ARGV[2] = the releaser's
  * epoch ms, ARGV[3] = ms to keep the key for a woken listener, ARGV[4] (optional) = the place of
  * the releaser's own next waiter. Returns 1 released, 0 expired/absent, -1 held by someone else
- * (left alone).
+ * (left alone). Several keys: every key holding the token is released; 1 when any did (or holds
+ * our reservation), 0 when all are absent, -1 otherwise.
  *
  * With ARGV[2], the key goes to the waiter `serve` picks, as a reservation, instead of being
  * deleted; that waiter's ACQUIRE takes it, newcomers wait behind it, and it expires soon if the
@@ -190,24 +280,33 @@ return {-1, 0}
  * failed acquire sends no ARGV[2]: freeing a minority of nodes does not free the lock.
  */
 export const RELEASE_LUA = `-- edgelock release
-${SERVE_ROOM}local current = redis.call("GET", KEYS[1])
-if current == ARGV[1] then
-  if ARGV[2] and redis.call("TYPE", KEYS[3]).ok == "zset" then
-    local before = ARGV[4] and tonumber(ARGV[4])
-    local member, ms, listener = serve(tonumber(ARGV[2]), tonumber(ARGV[3]), before)
-    if member then
-      reserve(member, ms, listener)
-      return 1
+${SERVE_ROOM}local n = math.ceil(#KEYS / 3)
+local released, gone = 0, 0
+for i = 1, n do
+  local current = redis.call("GET", KEYS[3 * i - 2])
+  if current == ARGV[1] then
+    released = 1
+    local member, ms, listener
+    if ARGV[2] and isRoom(i) then
+      local before = ARGV[4] and tonumber(ARGV[4])
+      member, ms, listener = serve(KEYS[3 * i], tonumber(ARGV[2]), tonumber(ARGV[3]), before)
     end
+    if member then
+      reserve(i, member, ms, listener)
+    else
+      redis.call("DEL", KEYS[3 * i - 2])
+    end
+  elseif current == false then
+    gone = gone + 1
+  elseif reservedBy(current, ARGV[1]) then
+    released = 1
   end
-  redis.call("DEL", KEYS[1])
+end
+if released == 1 then
   return 1
 end
-if current == false then
+if gone == n then
   return 0
-end
-if reservedBy(current, ARGV[1]) then
-  return 1
 end
 return -1
 `;
@@ -217,20 +316,29 @@ return -1
  * max, so it is idempotent and never lowers a counter). Returns {1, counter} when the lock key
  * holds our token or is absent, {0, counter} when it holds anything else: there another holder
  * may already have taken its INCR below our fence, so this raise does not order it after us and
- * must not count towards the raise's majority (docs/SAFETY.md, fence monotonicity).
+ * must not count towards the raise's majority (docs/SAFETY.md, fence monotonicity). Several keys:
+ * every counter is raised, the reply's counter is the highest, and the raise counts only when
+ * every lock key holds our token or is absent.
  */
 export const FENCE_RAISE_LUA = `-- edgelock fence raise
 local target = tonumber(ARGV[1])
-local counter = tonumber(redis.call("GET", KEYS[2]) or "0")
-if counter < target then
-  redis.call("SET", KEYS[2], ARGV[1])
-  counter = target
+local counts = 1
+local top = 0
+for i = 1, math.ceil(#KEYS / 3) do
+  local counter = tonumber(redis.call("GET", KEYS[3 * i - 1]) or "0")
+  if counter < target then
+    redis.call("SET", KEYS[3 * i - 1], ARGV[1])
+    counter = target
+  end
+  if counter > top then
+    top = counter
+  end
+  local current = redis.call("GET", KEYS[3 * i - 2])
+  if current ~= false and current ~= ARGV[2] then
+    counts = 0
+  end
 end
-local current = redis.call("GET", KEYS[1])
-if current == false or current == ARGV[2] then
-  return {1, counter}
-end
-return {0, counter}
+return {counts, top}
 `;
 
 /**
@@ -321,73 +429,132 @@ return {2, pttl, ""}
  *
  * A waiter of the room placed before the next holder (another instance's, see `SERVE_ROOM`)
  * goes first: the key is reserved for it and the reply is {3, ms, released}.
+ *
+ * Several keys: handed over only when every key is free, ours or already the next holder's (a
+ * re-send); the fence as ACQUIRE's. When any key's room has a waiter placed before the next
+ * holder, no key is handed over: the keys with such a waiter are reserved for it, our other keys
+ * deleted, and the reply is {3, ms, released}. A key in the way (someone else's) refuses as for one
+ * key, leaving every key alone.
  */
 export const HANDOVER_LUA = `-- edgelock handover
-${SERVE_ROOM}local current = redis.call("GET", KEYS[1])
-local released = 0
-if current == ARGV[1] then
-  released = 1
-  current = false
+${SERVE_ROOM}${FENCES}local n = math.ceil(#KEYS / 3)
+local currents = {}
+local released, free, nexts = 0, 0, 0
+local mine, block = nil, nil
+for i = 1, n do
+  local current = redis.call("GET", KEYS[3 * i - 2])
+  if current == ARGV[1] then
+    released = 1
+    current = false
+  end
+  currents[i] = current
+  if current == false then
+    free = free + 1
+  elseif current == ARGV[2] then
+    nexts = nexts + 1
+  elseif reservedBy(current, ARGV[1]) then
+    mine = mine or i
+  else
+    block = block or i
+  end
 end
-local room = redis.call("TYPE", KEYS[3]).ok == "zset"
-if current == false then
-  if room and ARGV[8] and ARGV[8] ~= "" then
-    local member, ms, listener = serve(tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]))
-    if member then
-      reserve(member, ms, listener)
-      return {3, ms, released}
+if nexts == n then
+  for i = 1, n do
+    local left = redis.call("PTTL", KEYS[3 * i - 2])
+    if left >= 0 and left < tonumber(ARGV[3]) then
+      redis.call("PEXPIRE", KEYS[3 * i - 2], ARGV[3])
     end
   end
-  redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
-  if room and ARGV[5] and ARGV[5] ~= "" then
-    redis.call("ZREM", KEYS[3], ARGV[5])
-  end
   local fence = 0
   if ARGV[4] == "1" then
-    fence = redis.call("INCR", KEYS[2])
-  end
-  return {1, fence, released}
-end
-if current == ARGV[2] then
-  local left = redis.call("PTTL", KEYS[1])
-  if left >= 0 and left < tonumber(ARGV[3]) then
-    redis.call("PEXPIRE", KEYS[1], ARGV[3])
-  end
-  local fence = 0
-  if ARGV[4] == "1" then
-    fence = tonumber(redis.call("GET", KEYS[2]) or "0")
+    fence = counters()
   end
   return {1, fence, 1}
 end
-if reservedBy(current, ARGV[1]) then
-  return {3, redis.call("PTTL", KEYS[1]), 1}
+if free + nexts == n then
+  if ARGV[8] and ARGV[8] ~= "" then
+    local picks, first = {}, nil
+    for i = 1, n do
+      if currents[i] == false and isRoom(i) then
+        local now, listenMs, before = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+        local member, ms, listener = serve(KEYS[3 * i], now, listenMs, before)
+        if member then
+          picks[i] = {member, ms, listener}
+          first = first or ms
+        end
+      end
+    end
+    if first then
+      for i = 1, n do
+        local pick = picks[i]
+        if pick then
+          reserve(i, pick[1], pick[2], pick[3])
+        elseif currents[i] == false then
+          redis.call("DEL", KEYS[3 * i - 2])
+        end
+      end
+      return {3, first, released}
+    end
+  end
+  for i = 1, n do
+    if currents[i] == false then
+      redis.call("SET", KEYS[3 * i - 2], ARGV[2], "PX", ARGV[3])
+    else
+      local left = redis.call("PTTL", KEYS[3 * i - 2])
+      if left >= 0 and left < tonumber(ARGV[3]) then
+        redis.call("PEXPIRE", KEYS[3 * i - 2], ARGV[3])
+      end
+    end
+    if ARGV[5] and ARGV[5] ~= "" and isRoom(i) then
+      redis.call("ZREM", KEYS[3 * i], ARGV[5])
+    end
+  end
+  local fence = 0
+  if ARGV[4] == "1" then
+    if free > 0 then
+      fence = issue()
+    else
+      fence = counters()
+    end
+  end
+  return {1, fence, released}
 end
+if mine then
+  return {3, redis.call("PTTL", KEYS[3 * mine - 2]), 1}
+end
+local current = currents[block]
+local pttl = redis.call("PTTL", KEYS[3 * block - 2])
 if string.sub(current, 1, 5) == "done:" then
-  return {2, redis.call("PTTL", KEYS[1]), -1}
+  return {2, pttl, -1}
 end
 if string.sub(current, 1, 5) == "wake:" then
-  return {3, redis.call("PTTL", KEYS[1]), -1}
+  return {3, pttl, -1}
 end
-return {0, redis.call("PTTL", KEYS[1]), -1}
+return {0, pttl, -1}
 `;
 
 /**
  * Leave the wait room: remove waiter ARGV[1] from KEYS[3] (see ACQUIRE), if KEYS[3] is a room, and
  * drop a reservation a release made for it meanwhile (`wake:<ARGV[1]>|…`: nobody else may take it,
  * and this waiter will not come for it). Sent by a waiter that stopped waiting, and after a grant
- * to the nodes that refused it (their last look registered it there). Returns the number of room
- * entries removed (0 or 1).
+ * to the nodes that refused it (their last look registered it there). Several keys: every key's
+ * room and reservation. Returns 1 when any room entry was removed, else 0.
  */
 export const LEAVE_LUA = `-- edgelock leave
 local removed = 0
-if redis.call("TYPE", KEYS[3]).ok == "zset" then
-  removed = redis.call("ZREM", KEYS[3], ARGV[1])
-end
-if redis.call("TYPE", KEYS[1]).ok == "string" then
-  local current = redis.call("GET", KEYS[1])
-  if string.sub(current, 1, #ARGV[1] + 6) == "wake:" .. ARGV[1] .. "|" then
-    redis.call("DEL", KEYS[1])
+for i = 1, math.ceil(#KEYS / 3) do
+  if redis.call("TYPE", KEYS[3 * i]).ok == "zset" then
+    removed = removed + redis.call("ZREM", KEYS[3 * i], ARGV[1])
   end
+  if redis.call("TYPE", KEYS[3 * i - 2]).ok == "string" then
+    local current = redis.call("GET", KEYS[3 * i - 2])
+    if string.sub(current, 1, #ARGV[1] + 6) == "wake:" .. ARGV[1] .. "|" then
+      redis.call("DEL", KEYS[3 * i - 2])
+    end
+  end
+end
+if removed > 1 then
+  removed = 1
 end
 return removed
 `;

@@ -69,7 +69,7 @@ const casCode = (reply: unknown): CasReply | undefined =>
 export const ACQUIRE: Script<AcquireReply> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
-  sha1: "78a491f48e7e19585ee93ca9329e26c1542545d8",
+  sha1: "d72db3b3cbda8fdea7804b67f26797576904c67e",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -87,7 +87,7 @@ export const ACQUIRE: Script<AcquireReply> = {
 export const EXTEND: Script<CasReply> = {
   name: "extend",
   lua: EXTEND_LUA,
-  sha1: "dd74735c6e0bd42153fcafcfce161682584728dd",
+  sha1: "bb9ef45375970269a6cb4f7157fb59e0d2aa4586",
   parse: casCode,
 };
 
@@ -101,7 +101,7 @@ export interface ResumeReply {
 export const RESUME: Script<ResumeReply> = {
   name: "resume",
   lua: RESUME_LUA,
-  sha1: "45ea365d4d8efd5da1cf0007a802a1fb1a5d0ebe",
+  sha1: "87deb5be35ab779397e49031aaad2cf2603b21ea",
   parse(reply) {
     const pair = Array.isArray(reply) && reply.length === 2 ? reply : undefined;
     const cas = casCode(pair?.[0]);
@@ -114,7 +114,7 @@ export const RESUME: Script<ResumeReply> = {
 export const RELEASE: Script<CasReply> = {
   name: "release",
   lua: RELEASE_LUA,
-  sha1: "055919c5e6165b601fdbdcfa078f727310dc3765",
+  sha1: "30579936c87a6ce125cff1644df6b51476226ec9",
   parse: casCode,
 };
 
@@ -131,7 +131,7 @@ export interface RaiseReply {
 export const FENCE_RAISE: Script<RaiseReply> = {
   name: "fence-raise",
   lua: FENCE_RAISE_LUA,
-  sha1: "77e5b42292f8b45d4e80c1b4333c65a48d653f8d",
+  sha1: "c0c380e2636d726b569be3062bde2ee63a77454b",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -211,7 +211,7 @@ export interface HandoverReply {
 export const HANDOVER: Script<HandoverReply> = {
   name: "handover",
   lua: HANDOVER_LUA,
-  sha1: "c402cae23703f40f82b9a09717b0e2055aca2b8d",
+  sha1: "8e6323b611f059eec78da4cf3c4c3346d12fd393",
   parse(reply) {
     const triple = intArray(reply, 3);
     if (triple === undefined) return undefined;
@@ -230,7 +230,7 @@ export const HANDOVER: Script<HandoverReply> = {
 export const LEAVE: Script<number> = {
   name: "leave",
   lua: LEAVE_LUA,
-  sha1: "ec466c467c9c68fcfac7f17b6b602f4de3ad96d8",
+  sha1: "2f766114d8435a3217379abea783f25fb14c7d6e",
   parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
 };
 

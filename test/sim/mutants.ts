@@ -35,20 +35,18 @@ export const MUTANTS = {
     mutate(EXTEND, "if left >= 0 and left < tonumber(ARGV[2]) then", "if true then"),
   ]),
   /** b: a fence raise counts on every node that answered, whoever holds the key there. */
-  "b-raise-counts-everywhere": new Map([
-    mutate(FENCE_RAISE, "return {0, counter}", "return {1, counter}"),
-  ]),
+  "b-raise-counts-everywhere": new Map([mutate(FENCE_RAISE, "counts = 0", "counts = 1")]),
   /** c: a handover never serves the wait room first (local callers hand the key on forever). */
   "c-handover-ignores-room": new Map([
-    mutate(HANDOVER, 'if room and ARGV[8] and ARGV[8] ~= "" then', "if false then"),
+    mutate(HANDOVER, 'if ARGV[8] and ARGV[8] ~= "" then', "if false then"),
     mutate(RELEASE, "local before = ARGV[4] and tonumber(ARGV[4])", "local before = nil"),
   ]),
   /** d (with the client's own inference undone too): a re-send misses its own reservation. */
   "d-resend-unrecognised": new Map([
     mutate(
       RELEASE,
-      "if reservedBy(current, ARGV[1]) then\n  return 1",
-      "if false then\n  return 1",
+      "elseif reservedBy(current, ARGV[1]) then\n    released = 1",
+      "elseif false then\n    released = 1",
     ),
   ]),
   /**
@@ -59,8 +57,8 @@ export const MUTANTS = {
     mutate(RECORD, 'if redis.call("TYPE", KEYS[1]).ok ~= "string" then', "if true then"),
     mutate(
       ACQUIRE,
-      "if current == false or current == ARGV[1] then",
-      'if current == false or current == ARGV[1] or string.sub(current, 1, 5) == "done:" then',
+      "  currents[i] = current\n",
+      '  if current and string.sub(current, 1, 5) == "done:" then\n    current = false\n  end\n  currents[i] = current\n',
     ),
   ]),
   /**
@@ -70,8 +68,8 @@ export const MUTANTS = {
   "f-resume-reusable": new Map([
     mutate(
       RESUME,
-      'redis.call("SET", KEYS[1], ARGV[2], "PX", ttl)',
-      'redis.call("PEXPIRE", KEYS[1], ttl)',
+      'redis.call("SET", KEYS[3 * i - 2], ARGV[2], "PX", ttl)',
+      'redis.call("PEXPIRE", KEYS[3 * i - 2], ttl)',
     ),
   ]),
 } satisfies Record<string, ScriptOverrides>;
