@@ -11,6 +11,7 @@ import {
   unheardFailure,
 } from "./failure";
 import { type Holds, holdsOf } from "./holds";
+import type { KeySet } from "./keyset";
 import { judge, look } from "./look";
 import { Pacing } from "./pacing";
 import type { LocalHold, LocalLine, NextRound, Ticket } from "./queue";
@@ -20,7 +21,10 @@ import { type Handed, waitTurn } from "./turn";
 
 /** A successful acquisition, before it is wrapped in a `Lock`. */
 export interface Grant {
+  /** The lock's name (its key, or its keys joined: see {@link KeySet}). */
   readonly key: string;
+  /** The keys as the user gave them (sorted, without duplicates; without the prefix). */
+  readonly names: readonly string[];
   readonly keys: Keys;
   readonly token: string;
   readonly fence: number | undefined;
@@ -63,10 +67,16 @@ export interface Grant {
  *   caller that waited in line without asking: see {@link unheardFailure})
  * @throws the `signal`'s reason when aborted (grants made meanwhile are released)
  */
-export async function acquireLoop(core: LockCore, key: string, call: ResolvedCall): Promise<Grant> {
+export async function acquireLoop(
+  core: LockCore,
+  target: KeySet,
+  call: ResolvedCall,
+): Promise<Grant> {
   const { nodes, options } = core;
   const n = nodes.length;
-  const keys = core.keys(key);
+  const key = target.name;
+  const names = target.keys;
+  const keys = core.keys(names);
   const { lease, budget, signal } = call;
   const began = performance.now();
   const waitUntil = began + call.wait;
@@ -77,7 +87,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
   // Longest a live first waiter goes without a sign of life: a retry sleep plus a look (probe,
   // round, fence raise, cleanup: a request timeout each).
   const patience = options.retryDelayMax + 4 * core.timeoutFor(lease);
-  const seat = new RoomSeat(core, call, began, lineUntil);
+  const seat = new RoomSeat(core, call, keys, began, lineUntil);
   const pacing = new Pacing(core, keys);
   let lastError: LockError | undefined;
   let lastWhy: string | undefined;
@@ -95,8 +105,11 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
   try {
     for (let attempt = 0; ; attempt++) {
       let handed: Handed | undefined;
-      if (call.wait > 0 && (ticket !== undefined || core.lines.peek(keys[0])?.idle === false)) {
-        line ??= core.lines.of(keys[0]);
+      if (
+        call.wait > 0 &&
+        (ticket !== undefined || core.lines.peek(core.lineOf(keys))?.idle === false)
+      ) {
+        line ??= core.lines.of(core.lineOf(keys));
         ticket ??= line.join(patience, seat.entry?.place);
         if (!line.isTurn(ticket)) {
           const waited = await waitTurn(line, ticket, lineUntil, signal, sizeNext);
@@ -136,10 +149,22 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
         core.emit({ type: "acquire", key, attempt, result: "granted", durationMs, outcomes });
         const validUntil = round.startedAt + ttl - drift(ttl, options.driftFactor);
         // Counted as held before leaving the line, so the next in line waits for its end.
-        const local = core.lines.of(keys[0]).hold(validUntil);
+        const local = core.lines.of(core.lineOf(keys)).hold(validUntil);
         const { fence } = verdict;
         const holds = holdsOf(round);
-        return { key, keys, token, fence, lease, validUntil, timeoutMs, outcomes, holds, local };
+        return {
+          key,
+          names,
+          keys,
+          token,
+          fence,
+          lease,
+          validUntil,
+          timeoutMs,
+          outcomes,
+          holds,
+          local,
+        };
       }
       if (busy) seat.refused(round, outcomes);
       const result =
@@ -160,7 +185,7 @@ export async function acquireLoop(core: LockCore, key: string, call: ResolvedCal
       const refusal = { outcomes, error: lastError, failedProbe, busy };
       const delay = pacing.plan(refusal, waitUntil, budget, roundCost + n);
       // From the first failed look on, wait in line with the other callers of this instance.
-      line ??= core.lines.of(keys[0]);
+      line ??= core.lines.of(core.lineOf(keys));
       ticket ??= line.join(patience, seat.entry?.place);
       line.seen(ticket);
       line.last = { outcomes: lastError.outcomes, why: lastWhy };

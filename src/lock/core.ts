@@ -26,8 +26,11 @@ import { LocalLines } from "./queue";
 import type { LockEvent } from "./types";
 import { WakeChannels } from "./wake";
 
-/** The lock key, its fence counter key and its wait room key on every node. */
-export type Keys = [lockKey: string, fenceKey: string, roomKey: string];
+/**
+ * A lock's keys as the scripts take them: per lock key (sorted) the key, its fence counter key and
+ * its wait room key, one triple after another (see `src/scripts/lua.ts`).
+ */
+export type Keys = readonly string[];
 
 const isOk = (status: NodeStatus): boolean => status === "ok";
 /** For release: any answer means our token is gone from that node. */
@@ -88,9 +91,22 @@ export class LockCore {
     this.order = new ReleaseOrder(this.nodes.length);
   }
 
-  keys(key: string): Keys {
-    const lockKey = `${this.options.prefix}${key}`;
-    return [lockKey, `${lockKey}${FENCE_SUFFIX}`, `${lockKey}${WAIT_SUFFIX}`];
+  /** The script keys of a lock on `key` (one key, or several already sorted: see `checkKeys`). */
+  keys(key: string | readonly string[]): Keys {
+    return (typeof key === "string" ? [key] : key).flatMap((k) => {
+      const lockKey = `${this.options.prefix}${k}`;
+      return [lockKey, `${lockKey}${FENCE_SUFFIX}`, `${lockKey}${WAIT_SUFFIX}`];
+    });
+  }
+
+  /**
+   * The local line (and release order) of a lock on `keys`: one per set of keys. Callers of this
+   * instance on overlapping but different sets stand in different lines, and the nodes decide
+   * between them; a handover only ever goes to a caller for the very same keys.
+   */
+  lineOf(keys: Keys): string {
+    // JSON of the lock keys: distinct sets never share a line, whatever the keys contain.
+    return JSON.stringify(keys.filter((_, i) => i % 3 === 0));
   }
 
   /**
@@ -132,6 +148,16 @@ export class LockCore {
         }
       });
     return round;
+  }
+
+  /**
+   * Whether a waiter for `keys` listens for wake-ups (`wake`): a lock on one key only. A lock on
+   * several keys is woken in several rooms, on channels of several keys; it polls instead (its
+   * seat in every room still orders it among the waiters that a release with local waiters
+   * serves).
+   */
+  listens(keys: Keys): boolean {
+    return this.options.wake && keys.length === 3;
   }
 
   /** Per-node timeout for a round granting `ttl` ms. */
@@ -208,7 +234,8 @@ export class LockCore {
     budget: Budget | undefined,
     sending: { signal?: AbortSignal | undefined; after?: Promise<void> | undefined } = {},
   ): Promise<NodeAnswer<number>> {
-    const after = "after" in sending ? sending.after : this.order.after(node.index, keys[0]);
+    const after =
+      "after" in sending ? sending.after : this.order.after(node.index, this.lineOf(keys));
     const options = { timeoutMs, budget, spare: this.nodes.length, after, signal: sending.signal };
     const reply = await evalScript(node, ACQUIRE, keys, args, options);
     return acquireAnswer(reply, this.options.fencing);
@@ -338,7 +365,7 @@ export class LockCore {
           const hold = holds?.[node.index] ?? true;
           if (hold === false) return NOT_THERE;
           // Its worst case: waiting for our acquire there, then the request itself.
-          const ended = this.order.track(node.index, keys[0], 2 * timeoutMs);
+          const ended = this.order.track(node.index, this.lineOf(keys), 2 * timeoutMs);
           try {
             if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
             // Sent later than the round's start: a timer of its own.

@@ -41,6 +41,7 @@ let releaseSettledOf: (handle: LockHandle) => Promise<unknown>;
  */
 export class LockHandle implements Lock {
   readonly key: string;
+  readonly keys: readonly string[];
   readonly token: string;
   readonly fence: number | undefined;
   readonly #core: LockCore;
@@ -79,6 +80,7 @@ export class LockHandle implements Lock {
     this.#budget = budget;
     this.#autoExtend = autoExtend;
     this.key = grant.key;
+    this.keys = grant.names;
     this.token = grant.token;
     this.fence = grant.fence;
     this.#setValidity(grant.validUntil);
@@ -275,7 +277,7 @@ export class LockHandle implements Lock {
     const { token, fence } = this.#grant;
     const ticket: LockTicket = {
       v: 1,
-      key: this.key,
+      key: this.keys.length === 1 ? this.key : this.keys,
       prefix: core.options.prefix,
       token,
       fence: fence ?? null,
@@ -345,7 +347,7 @@ export class LockHandle implements Lock {
     // The first caller of this instance waiting for the key stands ready: hand the key over in
     // the same requests. Otherwise it asks on its own once woken (on each node after our release
     // there answered).
-    const line = core.lines.peek(keys[0]);
+    const line = core.lines.peek(core.lineOf(keys));
     const offer = line?.takeOffer();
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+export { type LockKey, MAX_KEYS } from "./keyset";
 export { createLocks } from "./locks";
 export type {
   AcquireOptions,

@@ -4,6 +4,7 @@ import { freeAfter } from "../quorum/validity";
 import { acquireLoop, type Grant } from "./acquire";
 import { LockCore } from "./core";
 import { LockHandle } from "./handle";
+import { checkKeys, type LockKey } from "./keyset";
 import { checkTicket, resumeGrant } from "./resume";
 import type {
   AcquireOptions,
@@ -91,12 +92,12 @@ export const coreOf = (locks: Locks): LockCore | undefined => CORES.get(locks);
 
 function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
   const acquire = async (
-    key: string,
+    key: LockKey,
     opts: AcquireOptions | undefined,
     autoExtendDefault: boolean,
     waitDefault = resolved.wait,
   ): Promise<Lock> => {
-    checkKey(key, resolved.fencing);
+    const target = checkKeys(key, resolved.fencing);
     const call = resolveCall(resolved, opts, autoExtendDefault, waitDefault);
     call.signal?.throwIfAborted();
     const release = (grant: Grant) => {
@@ -106,7 +107,7 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
         .catch(() => {});
       grant.local.end();
     };
-    const grant = await abortable(acquireLoop(core, key, call), call.signal, release);
+    const grant = await abortable(acquireLoop(core, target, call), call.signal, release);
     return new LockHandle(core, grant, call.budget, call.autoExtend);
   };
 
@@ -125,7 +126,7 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
     },
 
     async using(key, fn, opts) {
-      checkKey(key, resolved.fencing);
+      checkKeys(key, resolved.fencing);
       if (typeof fn !== "function") {
         throw new ConfigurationError("fn", "expected a function (lock) => result");
       }
@@ -150,7 +151,7 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
           throw new ConfigurationError(name, "unknown option (resume takes budget, autoExtend)");
         }
       }
-      const call = resolveCall(resolved, { ...o, lease: checked.lease }, false, 0);
+      const call = resolveCall(resolved, { ...o, lease: checked.ticket.lease }, false, 0);
       const grant = await resumeGrant(core, checked, call.budget);
       return new LockHandle(core, grant, call.budget, call.autoExtend);
     },

@@ -61,7 +61,8 @@ export class Pacing {
     this.#backoff ??= new Backoff(options.retryDelay, options.retryDelayMax);
     const backoff = this.#backoff;
     if (!failedProbe) backoff.observe(freeIn, now);
-    if (options.wake && busy && (this.#watch === undefined || this.#watch.failed)) {
+    const listens = this.core.listens(this.keys);
+    if (listens && busy && (this.#watch === undefined || this.#watch.failed)) {
       this.#watch?.close();
       this.#watch = this.#listen(outcomes, budget, spare);
     }
@@ -151,7 +152,7 @@ export class Pacing {
     if (node === undefined || (budget !== undefined && budget.remainingSubrequests() <= spare)) {
       return undefined;
     }
-    const watch = this.core.wake.watch(node, this.keys[2]);
+    const watch = this.core.wake.watch(node, this.keys[2] as string);
     if (watch?.opened === true) budget?.charge(1);
     return watch;
   }

@@ -1,12 +1,13 @@
 import type { Budget } from "../budget/budget";
 import { ConfigurationError, LockLostError, QuorumError } from "../errors";
-import { checkKey, MAX_LEASE } from "../options";
+import { MAX_LEASE } from "../options";
 import { configurationFault, describeNodes, nodeName, reasonOf } from "../quorum/report";
 import { drift } from "../quorum/validity";
 import type { Grant } from "./acquire";
 import type { LockCore } from "./core";
 import { budgetShortfall, cleanup } from "./failure";
 import { holdsOf } from "./holds";
+import { checkKeys, type KeySet } from "./keyset";
 import { judge } from "./look";
 import { newToken } from "./timing";
 import type { LockTicket } from "./types";
@@ -22,18 +23,23 @@ const bad = (field: string, message: string) => new ConfigurationError(`ticket.$
  *
  * @throws {ConfigurationError} `ticket` or `ticket.<field>`
  * @example
- * const ticket = checkTicket(JSON.parse(body).ticket, core);
+ * const { ticket, target } = checkTicket(JSON.parse(body).ticket, core);
  */
-export function checkTicket(ticket: unknown, core: LockCore): LockTicket {
+export function checkTicket(
+  ticket: unknown,
+  core: LockCore,
+): { readonly ticket: LockTicket; readonly target: KeySet } {
   if (typeof ticket !== "object" || ticket === null) {
     throw new ConfigurationError("ticket", "expected the object lock.ticket() returned");
   }
   const t = ticket as Partial<Record<keyof LockTicket, unknown>>;
   if (t.v !== 1) throw bad("v", `unsupported ticket version ${String(t.v)}`);
+  let target: KeySet;
   try {
-    checkKey(t.key, core.options.fencing);
+    target = checkKeys(t.key, core.options.fencing);
   } catch (error) {
-    throw bad("key", (error as Error).message.replace(/^invalid option `key`: /, ""));
+    const { option, message } = error as ConfigurationError;
+    throw bad(option, message.replace(/^invalid option `[^`]*`: /, ""));
   }
   if (typeof t.token !== "string" || !TOKEN.test(t.token)) {
     throw bad("token", "expected 32 lower-case hex digits");
@@ -57,7 +63,7 @@ export function checkTicket(ticket: unknown, core: LockCore): LockTicket {
     const theirs = Array.isArray(nodes) ? nodes.join(", ") : String(nodes);
     throw bad("nodes", `made for nodes [${theirs}], this manager has [${ours.join(", ")}]`);
   }
-  return ticket as LockTicket;
+  return { ticket: ticket as LockTicket, target };
 }
 
 /**
@@ -69,17 +75,19 @@ export function checkTicket(ticket: unknown, core: LockCore): LockTicket {
  * `LockLostError`, otherwise `QuorumError`.
  *
  * @example
- * const grant = await resumeGrant(core, ticket, budget);
+ * const grant = await resumeGrant(core, checkTicket(message.ticket, core), budget);
  */
 export async function resumeGrant(
   core: LockCore,
-  ticket: LockTicket,
+  { ticket, target }: { readonly ticket: LockTicket; readonly target: KeySet },
   budget: Budget | undefined,
 ): Promise<Grant> {
   const { options, nodes, quorum } = core;
   const n = nodes.length;
-  const { key, lease } = ticket;
-  const keys = core.keys(key);
+  const { lease } = ticket;
+  const key = target.name;
+  const names = target.keys;
+  const keys = core.keys(names);
   const ttl = budget === undefined ? lease : budget.ttl(lease);
   const roundCost = options.fencing && n > 1 ? 2 * n : n;
   // The round (and fence raise) and a release afterwards.
@@ -94,10 +102,22 @@ export async function resumeGrant(
   if (verdict.granted) {
     core.emit({ type: "resume", key, result: "resumed", durationMs, outcomes });
     const validUntil = round.startedAt + ttl - drift(ttl, options.driftFactor);
-    const local = core.lines.of(keys[0]).hold(validUntil);
+    const local = core.lines.of(core.lineOf(keys)).hold(validUntil);
     const { fence } = verdict;
     const holds = holdsOf(round);
-    return { key, keys, token, fence, lease, validUntil, timeoutMs, outcomes, holds, local };
+    return {
+      key,
+      names,
+      keys,
+      token,
+      fence,
+      lease,
+      validUntil,
+      timeoutMs,
+      outcomes,
+      holds,
+      local,
+    };
   }
   await cleanup(core, round, keys, token, timeoutMs, budget);
   const gone = round.outcomes.filter((o) => o.status === "absent" || o.status === "held");

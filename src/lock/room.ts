@@ -13,13 +13,14 @@ const mayRegister = (o: NodeOutcome): boolean =>
  * A waiting caller's seat in its key's wait room on the nodes (docs/SAFETY.md §6): every look of a
  * caller with `wait > 0` carries its entry, so a node that refuses the look registers it there (in
  * order of the call's start), and releases of every instance serve the room in that order. With
- * `wake` the entry names this instance's wake-up channel; otherwise it names how long a release
- * should keep the key for it (`p<ms>`: its longest sleep plus a look).
+ * `wake` (one key) the entry names this instance's wake-up channel; otherwise it names how long a
+ * release should keep the key for it (`p<ms>`: its longest sleep plus a look). A lock on several
+ * keys sits in the room of each.
  *
  * The seat only orders waiters: a reservation it earns is taken by an ordinary acquire round.
  *
  * @example
- * const seat = new RoomSeat(core, call, began, lineUntil);
+ * const seat = new RoomSeat(core, call, keys, began, lineUntil);
  * core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, seat.args);
  */
 export class RoomSeat {
@@ -36,12 +37,13 @@ export class RoomSeat {
   constructor(
     private readonly core: LockCore,
     private readonly call: ResolvedCall,
+    keys: Keys,
     began: number,
     lineUntil: number,
   ) {
     const { options } = core;
     const pollMs = options.retryDelayMax + core.timeoutFor(call.lease);
-    const listener = options.wake ? core.wake.id : `p${pollMs}`;
+    const listener = core.listens(keys) ? core.wake.id : `p${pollMs}`;
     this.entry = call.wait > 0 ? waiterEntry(lineUntil - began, listener) : undefined;
     // The room outlives this caller's wait: while listening it may refresh one node only.
     const roomTtl = Math.max(call.lease, 2 * options.retryDelayMax, Math.ceil(lineUntil - began));

@@ -1,6 +1,7 @@
 import type { Budget } from "../budget/budget";
 import type { NodeOutcome } from "../errors";
 import type { NodeInput } from "../node/types";
+import type { LockKey } from "./keyset";
 
 export type { NodeOutcome, NodeStatus } from "../errors";
 export type { NodeCredentials, NodeInput, RedisLike } from "../node/types";
@@ -91,8 +92,13 @@ export interface AcquireOptions {
  * try { await work({ signal: lock.signal, fence: lock.fence }); } finally { await lock.release(); }
  */
 export interface Lock {
-  /** The key as given (without prefix). */
+  /**
+   * The key as given (without prefix); for a lock on several keys, its keys (sorted) joined by
+   * `", "`, as errors and events name it.
+   */
   readonly key: string;
+  /** The lock's keys, sorted and without duplicates (`[key]` for a lock on one key). */
+  readonly keys: readonly string[];
   /** Random 128-bit owner token (hex). Usable for check-and-set in your storage. */
   readonly token: string;
   /** Fence token when `fencing` is on: strictly increasing per key across holders. */
@@ -144,8 +150,11 @@ export interface Lock {
 export interface LockTicket {
   /** Format version. */
   readonly v: 1;
-  /** The key as given (without prefix), and the prefix it was locked under. */
-  readonly key: string;
+  /**
+   * The key as given (without prefix), or the keys (sorted) of a lock on several keys, and the
+   * prefix it was locked under.
+   */
+  readonly key: string | readonly string[];
   readonly prefix: string;
   /** Owner token at hand-off; `resume` replaces it with a fresh one (single use). */
   readonly token: string;
@@ -309,21 +318,27 @@ export interface Locks {
   /**
    * Acquire `key`, waiting up to `wait` ms while it is busy. Callers of this `Locks` waiting for
    * the same key are served in the order of their calls.
+   *
+   * An array locks several keys at once (at most 16; sorted and deduplicated, so `["b", "a"]` and
+   * `["a", "b"]` are the same lock): every key or none, in one atomic script call per node, with
+   * one token, one fence and one validity. It conflicts with every lock that shares a key, in any
+   * order, and cannot deadlock with them (no node ever holds part of a set). Waiting for several
+   * keys polls (`wake` applies to locks on one key).
    * @throws {LockBusyError} still held by someone else after waiting (`retryAfter`; no
    *   `outcomes` when the caller only waited behind a grant of this same `Locks`)
    * @throws {QuorumError} too many nodes failed
    * @throws {BudgetExhaustedError} the budget cannot cover an attempt (nodes not called)
    * @throws {ConfigurationError} invalid key or option
    */
-  acquire(key: string, options?: AcquireOptions): Promise<Lock>;
+  acquire(key: LockKey, options?: AcquireOptions): Promise<Lock>;
   /** One attempt; `null` when busy. Other failures throw as in `acquire`. */
-  tryAcquire(key: string, options?: Omit<AcquireOptions, "wait">): Promise<Lock | null>;
+  tryAcquire(key: LockKey, options?: Omit<AcquireOptions, "wait">): Promise<Lock | null>;
   /**
    * Acquire with auto-extension, run `fn(lock)`, release in `finally`. `fn`'s own error is never
    * masked by a release problem (release never throws). Waits for a busy key up to the call's
    * `wait`, else the `createLocks` wait if one was set, else 5000 ms.
    */
-  using<T>(key: string, fn: (lock: Lock) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
+  using<T>(key: LockKey, fn: (lock: Lock) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
   /**
    * Take over a lock another invocation handed on with `lock.ticket()`. The first act is an
    * owner-checked round on every node that swaps the ticket's token for a fresh one (needs a

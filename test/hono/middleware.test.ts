@@ -144,7 +144,7 @@ describe("lock(): options", () => {
       name: "ConfigurationError",
       option: "key",
       message:
-        "invalid option `key`: key(c) returned undefined, expected a non-empty string (does the route have the parameter it reads?)",
+        "invalid option `key`: key(c) returned undefined, expected a non-empty string or a non-empty array of them (does the route have the parameter it reads?)",
     });
   });
 

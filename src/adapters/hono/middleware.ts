@@ -39,8 +39,12 @@ export interface LockOptions<E extends Env = any, P extends string = any> {
    * `ConfigurationError` naming `key` (a 500), never a lock on `"undefined"`. With a prefix, keep
    * the check: `` (c) => c.req.param("id") && `invoice:${c.req.param("id")}` `` — a template
    * literal alone would turn a missing parameter into `"invoice:undefined"`.
+   *
+   * An array locks several keys at once (all or none, order-independent, as `locks.acquire`):
+   * `(c) => [`account:${c.req.param("from")}`, `account:${c.req.param("to")}`]`; every element is
+   * checked the same way.
    */
-  readonly key: (c: Context<E, P>) => string | undefined | Promise<string | undefined>;
+  readonly key: (c: Context<E, P>) => LockKeyOf | undefined | Promise<LockKeyOf | undefined>;
   /** Lease in ms (default: the `createLocks` lease). */
   readonly lease?: number;
   /** How long to wait for a busy lock before answering 409, in ms (default: the `createLocks` wait). */
@@ -71,6 +75,30 @@ export interface LockOptions<E extends Env = any, P extends string = any> {
   ) => Response | Promise<Response>;
 }
 
+/** A key, or several locked together, as `key(c)` may return them. */
+type LockKeyOf = string | readonly (string | undefined)[];
+
+const isKey = (k: unknown): k is string => typeof k === "string" && k !== "";
+
+/**
+ * `key(c)`'s result as `locks.acquire` takes it: a non-empty string, or a non-empty array of them.
+ * Anything else (a missing route parameter's `undefined`, `""`) is the route's fault, named here
+ * before any node is asked.
+ */
+function checkedKey(value: unknown): string | string[] {
+  if (isKey(value)) return value;
+  if (Array.isArray(value) && value.length > 0 && value.every(isKey)) return value;
+  const what = Array.isArray(value)
+    ? `[${value.map((k) => (k === "" ? '""' : String(k))).join(", ")}]`
+    : value === ""
+      ? "an empty string"
+      : String(value);
+  throw new ConfigurationError(
+    "key",
+    `key(c) returned ${what}, expected a non-empty string or a non-empty array of them (does the route have the parameter it reads?)`,
+  );
+}
+
 const KNOWN = new Set(["locks", "key", "lease", "wait", "fencing", "budget", "onBusy", "onError"]);
 
 function validate(options: LockOptions): void {
@@ -85,7 +113,7 @@ function validate(options: LockOptions): void {
     throw new ConfigurationError("locks", "expected createLocks(...) or a function (c) => Locks");
   }
   if (typeof options.key !== "function") {
-    throw new ConfigurationError("key", "expected a function (c) => string");
+    throw new ConfigurationError("key", "expected a function (c) => string | string[]");
   }
   optionalMs("lease", lease, 1);
   optionalMs("wait", wait, 0);
@@ -116,7 +144,7 @@ function validate(options: LockOptions): void {
  * budget's deadline runs out, or when the lock is lost.
  *
  * @param options.locks - `createLocks(...)`, or `(c) => Locks` (cache per `c.env`)
- * @param options.key - `(c) => string | Promise<string>`
+ * @param options.key - `(c) => string | string[]` (or a Promise of one)
  * @param [options.lease] - lease in ms (default: the `createLocks` lease)
  * @param [options.wait=the createLocks wait] - ms to wait for a busy lock
  * @param [options.fencing=false] - require `c.var.lock.fence` (needs `createLocks({ fencing: true })`)
@@ -165,13 +193,7 @@ export function lock<E extends Env = any, P extends string = any>(
 
   const middleware: MiddlewareHandler = async function lock(c, next) {
     const manager = typeof locks === "function" ? locks(c) : locks;
-    const lockKey: unknown = await key(c);
-    if (typeof lockKey !== "string" || lockKey === "") {
-      throw new ConfigurationError(
-        "key",
-        `key(c) returned ${lockKey === "" ? "an empty string" : String(lockKey)}, expected a non-empty string (does the route have the parameter it reads?)`,
-      );
-    }
+    const lockKey = checkedKey(await key(c));
     const ctx = executionCtxOf(c);
     const requestBudget = budget === undefined ? defaultBudget(c) : budget(c);
     let held: Lock;

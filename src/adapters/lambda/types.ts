@@ -1,5 +1,6 @@
 import type { LambdaContextLike } from "../../budget";
 import type { LockBusyError } from "../../errors";
+import type { LockKey } from "../../lock/keyset";
 import type { Lock, Locks } from "../../lock/types";
 
 /**
@@ -80,8 +81,11 @@ export interface WithLockOptions<
    * cache the manager in module scope so it is built once per container).
    */
   readonly locks: Locks | ((event: TEvent, context: TContext) => Locks | Promise<Locks>);
-  /** The lock key of one invocation (without the manager's prefix). */
-  readonly key: (event: TEvent, context: TContext) => string | Promise<string>;
+  /**
+   * The lock key of one invocation (without the manager's prefix), or several keys locked
+   * together (all or none, as `locks.acquire`).
+   */
+  readonly key: (event: TEvent, context: TContext) => LockKey | Promise<LockKey>;
   /** Lease in ms (TTL cap of one grant). @default the `createLocks` lease (10000) */
   readonly lease?: number;
   /** How long to wait for a busy lock, in ms; bounded by the time left. @default the `createLocks` wait (0) */

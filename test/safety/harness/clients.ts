@@ -119,7 +119,8 @@ async function client(
   for (let n = 0; !stop.aborted; n++) {
     // Now and then take over a lock another client handed on (possibly a duplicate delivery).
     const parcel = mailbox.length > 0 && rng.chance(0.5) ? mailbox.shift() : undefined;
-    const key = parcel?.key ?? rng.pick(config.keys);
+    // This harness locks one key at a time, so a ticket's key is a string.
+    const key = (parcel?.key as string | undefined) ?? rng.pick(config.keys);
     const requested = now();
     let lock: Awaited<ReturnType<typeof locks.acquire>>;
     try {
