@@ -148,6 +148,42 @@ describe("lock(): options", () => {
     });
   });
 
+  it("a key function may return several keys: a transfer locks both accounts, in any order", async () => {
+    const { locks, pttl } = testLocks();
+    const app = new Hono();
+    let inside = 0;
+    let most = 0;
+    app.post(
+      "/transfer/:from/:to",
+      lock({
+        locks,
+        key: (c) => [`account:${c.req.param("from")}`, `account:${c.req.param("to")}`],
+      }),
+      async (c) => {
+        most = Math.max(most, ++inside);
+        const held = c.var.lock;
+        const ttls = await Promise.all(held.keys.map((k) => pttl(k)));
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        inside--;
+        return c.json({ keys: held.keys, held: ttls.every((t) => t > 0) });
+      },
+    );
+    const ok = await post(app, "/transfer/2/1");
+    expect(await ok.json()).toEqual({ keys: ["account:1", "account:2"], held: true });
+    // Opposite directions at once: one runs, the other is told the accounts are busy.
+    const both = await Promise.all([post(app, "/transfer/1/2"), post(app, "/transfer/2/1")]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(most).toBe(1);
+    expect(await post(app, "/transfer/1/1").then((r) => r.json())).toEqual({
+      keys: ["account:1"],
+      held: true,
+    });
+    const empty = new Hono();
+    empty.onError((error, c) => c.text((error as ConfigurationError).option, 500));
+    empty.post("/", lock({ locks, key: () => [] }), (c) => c.text("ran"));
+    expect(await post(empty, "/").then((r) => r.text())).toBe("key");
+  });
+
   it("accepts sync and async key functions", async () => {
     const { locks, pttl } = testLocks();
     const seen: string[] = [];

@@ -30,6 +30,8 @@ interface Case {
   readonly setup?: readonly (readonly string[])[];
   readonly script: Script<unknown>;
   readonly args: readonly string[];
+  /** Keys the script takes (default one lock: `k`, `f`, `w`). */
+  readonly keys?: readonly string[];
 }
 
 const T = "0123456789abcdef0123456789abcdef";
@@ -40,6 +42,10 @@ const hold = (value: string, ms = "9000") => ["SET", "k", value, "PX", ms];
 const room = (...members: [string, string][]) => members.map(([s, m]) => ["ZADD", "w", s, m]);
 const fence = (n: number) => ["SET", "f", String(n)];
 const serve = ["$now", "250"];
+/** A lock on two keys: `k` (fence `f`, room `w`) and `k2` (`f2`, `w2`). */
+const TWO = ["k", "f", "w", "k2", "f2", "w2"];
+const hold2 = (value: string, ms = "9000") => ["SET", "k2", value, "PX", ms];
+const room2 = (...members: [string, string][]) => members.map(([s, m]) => ["ZADD", "w2", s, m]);
 
 const CASES: readonly Case[] = [
   { name: "acquire free", script: ACQUIRE, args: [T, "5000", "0"] },
@@ -250,6 +256,147 @@ const CASES: readonly Case[] = [
     args: [W],
   },
   { name: "leave keeps a holder's token", setup: [hold(T)], script: LEAVE, args: [W] },
+  // Several keys in one lock (issue 15 §2): all or none on a node.
+  {
+    name: "two keys: acquire free, one fence above both counters",
+    setup: [fence(4), ["SET", "f2", "9"]],
+    script: ACQUIRE,
+    args: [T, "5000", "1"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: acquire, the second held, registers in both rooms, sets nothing",
+    setup: [hold2("x")],
+    script: ACQUIRE,
+    args: [T, "5000", "1", W, "100", "4000"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: acquire, one a done marker",
+    setup: [hold2("done:x", "60000")],
+    script: ACQUIRE,
+    args: [T, "5000", "0", W, "100", "4000"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: acquire, one reserved for another",
+    setup: [hold(`wake:${P}|x`, "250")],
+    script: ACQUIRE,
+    args: [T, "5000", "0", W, "100", "4000"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: acquire, one reserved for us",
+    setup: [hold2(`wake:${W}|x`, "250")],
+    script: ACQUIRE,
+    args: [T, "5000", "0", W, "100", "4000"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: acquire re-sent, one expired here",
+    setup: [hold(T, "1000")],
+    script: ACQUIRE,
+    args: [T, "5000", "0"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: extend both ours",
+    setup: [hold(T, "1000"), hold2(T, "1000")],
+    script: EXTEND,
+    args: [T, "5000"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: extend, one another's",
+    setup: [hold(T, "1000"), hold2("x")],
+    script: EXTEND,
+    args: [T, "5000"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: extend, one absent",
+    setup: [hold(T, "1000")],
+    script: EXTEND,
+    args: [T, "5000"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: resume both ours, fenced",
+    setup: [hold(T, "1000"), hold2(T, "1000"), fence(3), ["SET", "f2", "6"]],
+    script: RESUME,
+    args: [T, "y", "5000", "1"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: resume, one absent",
+    setup: [hold(T)],
+    script: RESUME,
+    args: [T, "y", "5000", "1"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: release, a listener in the second room",
+    setup: [hold(T), hold2(T), ...room2(["100", W])],
+    script: RELEASE,
+    args: [T, ...serve],
+    keys: TWO,
+  },
+  {
+    name: "two keys: release, one another's",
+    setup: [hold(T), hold2("x")],
+    script: RELEASE,
+    args: [T, ...serve],
+    keys: TWO,
+  },
+  {
+    name: "two keys: fence raise, ours and absent",
+    setup: [hold(T), fence(5), ["SET", "f2", "12"]],
+    script: FENCE_RAISE,
+    args: ["11", T],
+    keys: TWO,
+  },
+  {
+    name: "two keys: fence raise, one another's",
+    setup: [hold(T), hold2("x"), fence(5)],
+    script: FENCE_RAISE,
+    args: ["11", T],
+    keys: TWO,
+  },
+  {
+    name: "two keys: handover, nobody earlier",
+    setup: [hold(T), hold2(T), fence(7), ...room(["300", W]), ...room2(["300", W])],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", W, ...serve, "300"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: handover, an earlier outsider in one room",
+    setup: [hold(T), hold2(T), fence(7), ...room(["300", W]), ...room2(["100", P], ["300", W])],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", W, ...serve, "300"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: handover re-sent after the grant",
+    setup: [hold("n", "1000"), hold2("n", "1000"), fence(8)],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", W, ...serve, "300"],
+    keys: TWO,
+  },
+  {
+    name: "two keys: handover, one another's",
+    setup: [hold(T), hold2("x")],
+    script: HANDOVER,
+    args: [T, "n", "5000", "1", "", ...serve, ""],
+    keys: TWO,
+  },
+  {
+    name: "two keys: leave both rooms",
+    setup: [...room(["100", W]), ...room2(["100", W], ["200", P])],
+    script: LEAVE,
+    args: [W],
+    keys: TWO,
+  },
 ];
 
 let counter = 0;
@@ -276,7 +423,7 @@ describe("simulated node = redis-server, script by script", () => {
         .replaceAll("$far", String(now + 60_000))
         .replaceAll("$past", String(now - 1_000));
     const name = (key: string) => `${prefix}${key}`;
-    const keys = ["k", "f", "w"].map(name);
+    const keys = (c.keys ?? ["k", "f", "w"]).map(name);
     const published: string[] = [];
     const sim = new SimNode({ now: () => now, onPublish: (ch, m) => published.push(`${ch} ${m}`) });
     for (const argv of c.setup ?? []) {
