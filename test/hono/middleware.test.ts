@@ -174,14 +174,14 @@ describe("lock(): options", () => {
     const both = await Promise.all([post(app, "/transfer/1/2"), post(app, "/transfer/2/1")]);
     expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
     expect(most).toBe(1);
-    expect(await post(app, "/transfer/1/1").then((r) => r.json())).toEqual({
+    expect(await (await post(app, "/transfer/1/1")).json()).toEqual({
       keys: ["account:1"],
       held: true,
     });
     const empty = new Hono();
     empty.onError((error, c) => c.text((error as ConfigurationError).option, 500));
     empty.post("/", lock({ locks, key: () => [] }), (c) => c.text("ran"));
-    expect(await post(empty, "/").then((r) => r.text())).toBe("key");
+    expect(await (await post(empty, "/")).text()).toBe("key");
   });
 
   it("accepts sync and async key functions", async () => {
