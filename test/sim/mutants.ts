@@ -1,5 +1,6 @@
 /**
- * The fixes of issue 11 §1 (and issue 12's done-marker record, issue 15's single-use tickets), undone one at a time in the Lua the simulated nodes run: each mutant
+ * The fixes of issue 11 §1 (and issue 12's done-marker record, issue 15's single-use tickets and
+ * all-or-none locks on several keys with one fence over all of them), undone one at a time in the Lua the simulated nodes run: each mutant
  * is the current script with the fix's lines replaced, so it stays in step with the real source.
  * The simulation must find a bug in its named regression schedule with each mutant
  * (`sim.test.ts`), which shows the schedules and properties would have caught the defect.
@@ -72,6 +73,30 @@ export const MUTANTS = {
       'redis.call("PEXPIRE", KEYS[3 * i - 2], ttl)',
     ),
   ]),
+  /**
+   * g (issue 15 §2): ACQUIRE looks at the first key of a set only, so a lock on several keys is
+   * granted over a holder of another of its keys.
+   */
+  "g-multi-first-key-only": new Map([
+    mutate(
+      ACQUIRE,
+      "local flag, wait = nil, -2\nfor i = 1, n do",
+      "local flag, wait = nil, -2\nfor i = 1, 1 do",
+    ),
+  ]),
+  /**
+   * h (issue 15 §2): the fence of a lock on several keys is stored on the first key's counter
+   * only, so a later lock on another of its keys may be issued a lower fence.
+   */
+  "h-multi-fence-first-counter": new Map(
+    [ACQUIRE, RESUME, HANDOVER].map((script) =>
+      mutate(
+        script,
+        'for i = 1, math.ceil(#KEYS / 3) do\n    redis.call("SET", KEYS[3 * i - 1], f)',
+        'for i = 1, 1 do\n    redis.call("SET", KEYS[3 * i - 1], f)',
+      ),
+    ),
+  ),
 } satisfies Record<string, ScriptOverrides>;
 
 /** Name of a mutant. */

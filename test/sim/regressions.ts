@@ -1,5 +1,6 @@
 /**
- * The defects of issue 11 §1 (and the guarantees of issues 12 and 15) as named, replayable schedules. Each passes with the fixes; with the
+ * The defects of issue 11 §1 (and the guarantees of issues 12 and 15, tickets and locks on
+ * several keys) as named, replayable schedules. Each passes with the fixes; with the
  * fix undone in the nodes' Lua (`mutant`, see `mutants.ts`) the simulation finds the bug named in
  * `finds`. Found by searching fate seeds for the defect's interleaving (`npm run sim -- --mutant`).
  *
@@ -28,6 +29,16 @@ const acquire = (lease: number, wait: number, hold: number, extra: Partial<OpSpe
     end: "release",
     ...extra,
   }) as OpSpec;
+
+/** A lock on several keys, released after `hold` ms. */
+const multi = (keys: number[], wait: number, lease: number, hold: number): OpSpec => ({
+  kind: "multi",
+  keys,
+  wait,
+  lease,
+  hold,
+  autoExtend: false,
+});
 
 const caller = (start: number, ...ops: OpSpec[]): CallerSpec => ({ start, ops });
 
@@ -203,5 +214,61 @@ export const REGRESSIONS = {
     },
     mutant: "f-resume-reusable",
     finds: "overlap",
+  },
+  /**
+   * g (issue 15 §2): a lock on keys 0 and 1 while another instance holds key 1 alone is refused
+   * on every node. Undone (ACQUIRE looks at the first key of the set only), it is granted over
+   * the holder of key 1 (overlap on k1).
+   */
+  "g-multi-all-or-none": {
+    spec: {
+      seed: 16,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 2,
+      instances: [
+        { wake: false, rate: 1, callers: [caller(0, acquire(1_500, 0, 1_000, { key: 1 }))] },
+        { wake: false, rate: 1, callers: [caller(200, multi([1, 0], 0, 1_000, 300))] },
+      ],
+    },
+    mutant: "g-multi-first-key-only",
+    finds: "overlap",
+  },
+  /**
+   * h (issue 15 §2): key 0's counter runs ahead (three grants), then a lock on keys 0 and 1 takes
+   * a fence above both counters and stores it on both; a later lock on key 1 alone goes higher.
+   * Undone (the fence stored on the first key's counter only), key 1's next fence is lower than
+   * the one the lock on both keys used (fence order on k1). One node: on several, the fence raise
+   * that follows every fenced grant stores the fence on every key's counter too.
+   */
+  "h-multi-fence-on-every-key": {
+    spec: {
+      seed: 17,
+      nodes: 1,
+      weather: "calm",
+      restarts: "none",
+      fencing: true,
+      keys: 2,
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(
+              0,
+              acquire(500, 0, 10),
+              acquire(500, 0, 10),
+              acquire(500, 0, 10),
+              multi([1, 0], 0, 500, 10),
+              acquire(500, 0, 10, { key: 1 }),
+            ),
+          ],
+        },
+      ],
+    },
+    mutant: "h-multi-fence-first-counter",
+    finds: "fence-order",
   },
 } satisfies Record<string, Regression>;

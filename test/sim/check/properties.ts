@@ -7,7 +7,7 @@
  * 4. after quiescence only done markers and fence counters remain on the nodes;
  * 5. on fault-free schedules, a waiter whose wait outlasts the contention gets the lock, and no
  *    other instance's run of later callers overtakes a waiter by more than the documented bound
- *    (`HANDOVER_RUN_MAX` + 1);
+ *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
  * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
  * job after a recorded run, and for Idempotency-Key requests a second run after a kept response,
@@ -161,8 +161,11 @@ function liveness(input: CheckInput): Finding[] {
     const end = w.end;
     if (w.outcome !== "LockBusyError" || end === undefined) continue;
     if (w.requested + input.livenessSlack >= end) continue; // it waited less than the slack
-    const busy = grantsOf(input.observed, w.key).some(
-      (g) => g.granted < end && intervalEnd(g) + input.livenessSlack > end,
+    // A waiter for several keys is kept waiting by a grant on any of them.
+    const busy = (w.keys ?? [w.key]).some((key) =>
+      grantsOf(input.observed, key).some(
+        (g) => g.granted < end && intervalEnd(g) + input.livenessSlack > end,
+      ),
     );
     if (!busy) {
       found.push({
@@ -179,7 +182,9 @@ function fairness(input: CheckInput): Finding[] {
   const found: Finding[] = [];
   const bound = HANDOVER_RUN_MAX + 1;
   for (const w of input.observed.waits) {
-    if (w.end === undefined) continue;
+    // No order is promised to a waiter for several keys (docs/SAFETY.md §6): it polls, and
+    // callers for any one of its keys may go first.
+    if (w.end === undefined || w.keys !== undefined) continue;
     const run = longestRun(input, w);
     if (run.length > bound) {
       found.push({

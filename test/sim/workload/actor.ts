@@ -21,6 +21,8 @@ type Lock = Edgelock.Lock;
 export interface WaitRecord {
   readonly instance: number;
   readonly key: string;
+  /** All its keys when it waits for a lock on several (distinct) keys. */
+  readonly keys?: readonly string[] | undefined;
   readonly requested: number;
   readonly wait: number;
   /** Granted, or given up (the error's name), at `end`. */
@@ -163,6 +165,8 @@ async function runOp(ctx: ActorContext, op: OpSpec): Promise<void> {
     }
     case "acquire":
       return acquireOp(ctx, op);
+    case "multi":
+      return multiOp(ctx, op);
     case "idempotent":
       return idempotentOp(ctx, op);
     case "handoff":
@@ -323,9 +327,52 @@ async function acquireOp(ctx: ActorContext, op: OpSpec & { kind: "acquire" }): P
   }
 }
 
-function waitRecord(ctx: ActorContext, key: string, wait: number): WaitRecord | undefined {
+/**
+ * A lock on several keys: one grant record per key (what the checker judges per key), a section
+ * on each of them at once under the one lock, and one release for all.
+ */
+async function multiOp(ctx: ActorContext, op: OpSpec & { kind: "multi" }): Promise<void> {
+  const { clock, locks } = ctx;
+  const names = op.keys.map((k) => ctx.keyName(k));
+  const distinct = [...new Set(names)];
+  const wait = waitRecord(
+    ctx,
+    distinct[0] as string,
+    op.wait,
+    distinct.length > 1 ? distinct : undefined,
+  );
+  const options = { lease: op.lease, autoExtend: op.autoExtend };
+  let lock: Lock;
+  try {
+    const got =
+      op.wait > 0
+        ? await locks.acquire(names, { ...options, wait: op.wait })
+        : await locks.tryAcquire(names, options);
+    if (got === null) return;
+    lock = got;
+  } catch (error) {
+    ended(ctx, wait, error);
+    return;
+  }
+  const records = lock.keys.map((key) => grantRecord(ctx, key, wait, lock));
+  await Promise.all(records.map((record) => section(ctx, record, lock, op.hold, undefined)));
+  const releaseStart = clock.now();
+  const { status } = await lock.release();
+  for (const record of records) {
+    record.releaseStart = releaseStart;
+    record.releaseStatus = status;
+  }
+}
+
+function waitRecord(
+  ctx: ActorContext,
+  key: string,
+  wait: number,
+  keys?: readonly string[],
+): WaitRecord | undefined {
   if (wait <= 0) return undefined;
-  const record: WaitRecord = { instance: ctx.instance, key, requested: ctx.clock.now(), wait };
+  const requested = ctx.clock.now();
+  const record: WaitRecord = { instance: ctx.instance, key, keys, requested, wait };
   ctx.observed.waits.push(record);
   return record;
 }
