@@ -281,6 +281,32 @@ describe("withLock: budget and inputs", () => {
     expect(dev.cluster.controls.map((c) => c.stats().requests)).toEqual([0, 0, 0]);
   });
 
+  it("a key of several keys locks them all; the opposite transfer is busy; all gone after", async () => {
+    const { prefix, locks } = setup("multi");
+    const hold = gate();
+    const handler = withLock(
+      async (_event: { from: string; to: string }, _context, lock) => {
+        await hold.promise;
+        return lock.keys;
+      },
+      { locks, key: (event) => [`account:${event.from}`, `account:${event.to}`], lease: 5_000 },
+    );
+    const first = handler({ from: "2", to: "1" }, fakeContext(10_000));
+    await eventually(async () =>
+      (await readBack(dev, N, `${prefix}account:2`)).every((v) => v !== null),
+    );
+    expect((await readBack(dev, N, `${prefix}account:1`)).every((v) => v !== null)).toBe(true);
+    const opposite = (await handler({ from: "1", to: "2" }, fakeContext(10_000)).catch(
+      (e) => e,
+    )) as LockBusyError;
+    expect(isLockBusyError(opposite)).toBe(true);
+    expect(opposite.message).toContain('"account:1, account:2"');
+    hold.open();
+    expect(await first).toEqual(["account:1", "account:2"]);
+    expect(await gone(`${prefix}account:1`)).toBe(true);
+    expect(await gone(`${prefix}account:2`)).toBe(true);
+  });
+
   it("errors of `key` propagate unchanged and nothing is locked", async () => {
     const { locks } = setup("key-error");
     resetCluster(dev.cluster);
