@@ -147,6 +147,7 @@ describe("per-call options and keys", () => {
     ["", false],
     ["k".repeat(1_025), false],
     ["x:fence", true],
+    ["x:wait", false],
   ])("key %j (fencing %s) is rejected", (key, fencing) => {
     expect(optionOf(() => checkKey(key, fencing))).toBe("key");
   });

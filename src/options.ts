@@ -48,8 +48,9 @@ export const MAX_KEY_BYTES = 1_024;
 export const FENCE_SUFFIX = ":fence";
 /**
  * Suffix of the wait room key (`${prefix}${key}:wait`), a sorted set of waiters to wake on release,
- * and of its channel. A user key of that name is never touched as a room (the scripts check the
- * type), so it is not reserved.
+ * and of its channel. Reserved: a lock on `x:wait` would read `x`'s room (a sorted set) as its lock
+ * key and fail with WRONGTYPE whenever `x` has waiters. (The scripts check a room's type, so they
+ * never take a string of that name for a room.)
  */
 export const WAIT_SUFFIX = ":wait";
 
@@ -224,8 +225,10 @@ export function resolveOptions(options: LocksOptions): ResolvedOptions {
 /**
  * Validate a lock key.
  *
- * @throws {ConfigurationError} `key` empty, not a string, too long, or ending in `:fence` while
- *   fencing is on (that suffix names fence counters)
+ * @throws {ConfigurationError} `key` empty, not a string, too long, ending in `:wait` (wait rooms)
+ *   or, while fencing is on, in `:fence` (fence counters)
+ * @example
+ * checkKey("invoice:42", false) // "invoice:42"
  */
 export function checkKey(key: unknown, fencing: boolean): string {
   if (typeof key !== "string" || key.length === 0) {
@@ -236,6 +239,12 @@ export function checkKey(key: unknown, fencing: boolean): string {
   }
   if (fencing && key.endsWith(FENCE_SUFFIX)) {
     throw new ConfigurationError("key", `must not end with "${FENCE_SUFFIX}" when fencing is on`);
+  }
+  if (key.endsWith(WAIT_SUFFIX)) {
+    throw new ConfigurationError(
+      "key",
+      `must not end with "${WAIT_SUFFIX}" (the name of a key's wait room)`,
+    );
   }
   return key;
 }

@@ -88,6 +88,10 @@ export async function once<T>(
   if (!isLocks(locks)) {
     throw new ConfigurationError("locks", "expected the manager from createLocks()");
   }
+  if (typeof key !== "string") {
+    // A done marker is one key's state: COMPLETE writes the lock's first key only.
+    throw new ConfigurationError("key", "once() takes one key (a string), not an array");
+  }
   checkFunction("fn", fn);
   checkKnown(options, KNOWN, "once");
   const retention = checkRetention(options.retention);

@@ -99,7 +99,8 @@ export async function acquireLoop(
     if (budget !== undefined && budgetShortfall(core, budget, ttl, roundCost + n) !== undefined) {
       return undefined;
     }
-    return { token: newToken(), ttl, timeoutMs: core.timeoutFor(ttl), waiter: seat.args };
+    const timeoutMs = core.timeoutFor(ttl);
+    return { token: newToken(), ttl, timeoutMs, waiter: seat.args, entry: seat.served };
   };
 
   try {

@@ -151,10 +151,9 @@ export class LockCore {
   }
 
   /**
-   * Whether a waiter for `keys` listens for wake-ups (`wake`): a lock on one key only. A lock on
-   * several keys is woken in several rooms, on channels of several keys; it polls instead (its
-   * seat in every room still orders it among the waiters that a release with local waiters
-   * serves).
+   * Whether a waiter for `keys` listens for wake-ups (`wake`): a lock on one key only. A waiter
+   * for several keys takes no seat in the wait rooms (see `RoomSeat`), so nothing would wake it:
+   * it polls.
    */
   listens(keys: Keys): boolean {
     return this.options.wake && keys.length === 3;

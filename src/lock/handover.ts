@@ -54,7 +54,7 @@ export function handoverRound(
   const fencing = core.options.fencing ? "1" : "0";
   const waiter = next.waiter ?? [];
   // HANDOVER takes the entry and its place (ARGV[5], ARGV[8]) to serve earlier waiters first.
-  const [member = "", place = ""] = waiter;
+  const [member = "", place = ""] = next.entry ?? [];
   const now = String(Date.now());
   const listenMs = String(reservationFor(next.timeoutMs));
   const both = [token, next.token, String(next.ttl), fencing, member, now, listenMs, place];

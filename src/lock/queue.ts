@@ -37,7 +37,10 @@ export interface NextRound {
   readonly token: string;
   readonly ttl: number;
   readonly timeoutMs: number;
+  /** ACQUIRE's wait room registration (ARGV[4..6]; see `RoomSeat.args`), if any. */
   readonly waiter?: readonly string[] | undefined;
+  /** The next holder's room entry and place, for HANDOVER to serve earlier waiters first. */
+  readonly entry?: readonly [member: string, place: string] | undefined;
 }
 
 /**

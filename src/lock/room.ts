@@ -13,9 +13,14 @@ const mayRegister = (o: NodeOutcome): boolean =>
  * A waiting caller's seat in its key's wait room on the nodes (docs/SAFETY.md §6): every look of a
  * caller with `wait > 0` carries its entry, so a node that refuses the look registers it there (in
  * order of the call's start), and releases of every instance serve the room in that order. With
- * `wake` (one key) the entry names this instance's wake-up channel; otherwise it names how long a
- * release should keep the key for it (`p<ms>`: its longest sleep plus a look). A lock on several
- * keys sits in the room of each.
+ * `wake` the entry names this instance's wake-up channel; otherwise it names how long a release
+ * should keep the key for it (`p<ms>`: its longest sleep plus a look).
+ *
+ * A caller for several keys takes no seat in the rooms (docs/SAFETY.md §4b): a release of one of
+ * its keys would keep that key for it while another of its keys is still held, idle for the
+ * whole reservation, again at every release — a convoy that cut other callers of the key to a
+ * fiftieth (found by an outside review). It still has a place: its instance's line orders by it,
+ * and a release or hand-over to it serves the rooms' earlier waiters first (`served`).
  *
  * The seat only orders waiters: a reservation it earns is taken by an ordinary acquire round.
  *
@@ -25,8 +30,15 @@ const mayRegister = (o: NodeOutcome): boolean =>
  */
 export class RoomSeat {
   readonly entry: WaiterEntry | undefined;
-  /** ACQUIRE's registration arguments (ARGV[4..6]); empty for a caller that does not wait. */
+  /**
+   * ACQUIRE's registration arguments (ARGV[4..6]); empty for a caller that does not wait or waits
+   * for several keys.
+   */
   readonly args: readonly string[];
+  /** The entry and its place for a hand-over to this caller (HANDOVER's ARGV[5] and ARGV[8]). */
+  readonly served: readonly [member: string, place: string] | undefined;
+  /** Looks register this caller in the rooms: it waits, for one key. */
+  readonly #queues: boolean;
   /** A look registered this caller in a room, and it has not been granted since. */
   #registered = false;
   /** Bumped by a grant: a late answer to an earlier look must not mark the seat registered. */
@@ -44,10 +56,13 @@ export class RoomSeat {
     const { options } = core;
     const pollMs = options.retryDelayMax + core.timeoutFor(call.lease);
     const listener = core.listens(keys) ? core.wake.id : `p${pollMs}`;
-    this.entry = call.wait > 0 ? waiterEntry(lineUntil - began, listener) : undefined;
+    const entry = call.wait > 0 ? waiterEntry(lineUntil - began, listener) : undefined;
+    this.entry = entry;
+    this.served = entry === undefined ? undefined : [entry.member, String(entry.place)];
+    this.#queues = entry !== undefined && keys.length === 3;
     // The room outlives this caller's wait: while listening it may refresh one node only.
     const roomTtl = Math.max(call.lease, 2 * options.retryDelayMax, Math.ceil(lineUntil - began));
-    this.args = this.entry === undefined ? [] : waiterArgs(this.entry, roomTtl);
+    this.args = entry !== undefined && this.#queues ? waiterArgs(entry, roomTtl) : [];
   }
 
   /**
@@ -57,7 +72,7 @@ export class RoomSeat {
    * markers alone leaves nothing to leave.
    */
   refused(round: Round<number>, outcomes: readonly NodeOutcome[]): void {
-    if (this.entry === undefined) return;
+    if (!this.#queues) return;
     if (outcomes.some(mayRegister)) {
       this.#registered = true;
     } else if (outcomes.some((o) => o.status === "pending")) {
@@ -78,7 +93,7 @@ export class RoomSeat {
     this.#registered = false;
     this.#generation += 1;
     const member = this.entry?.member;
-    if (member === undefined) return;
+    if (member === undefined || !this.#queues) return;
     const { core } = this;
     void round.settled.then((all) => {
       const refused = all.filter((o) => o.status === "held" || o.status === "done");
@@ -94,7 +109,7 @@ export class RoomSeat {
    */
   stopped(keys: Keys): void {
     const { core, entry, call } = this;
-    if (entry === undefined) return;
+    if (entry === undefined || !this.#queues) return;
     const leave = () => {
       if (!this.#registered) return;
       core.leave(core.nodes, keys, entry.member, core.timeoutFor(call.lease), call.budget);

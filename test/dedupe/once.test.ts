@@ -349,4 +349,15 @@ describe("once() on 3 nodes", () => {
     );
     expect(job).not.toHaveBeenCalled();
   });
+
+  it("an array of keys is a ConfigurationError before any request: a done marker is one key's", async () => {
+    const { locks } = setup(N, "array");
+    resetCluster(dev.cluster);
+    const job = vi.fn();
+    const error = await once(locks, ["x", "y"] as unknown as string, job).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "ConfigurationError", option: "key" });
+    expect((error as Error).message).toContain("once() takes one key");
+    expect(job).not.toHaveBeenCalled();
+    expect(requests(dev.cluster, N)).toBe(0);
+  });
 });
