@@ -1,5 +1,6 @@
 import type { LockError, NodeOutcome } from "../errors";
 import type { ResolvedCall } from "../options";
+import type { Round } from "../quorum/fanout";
 import { drift } from "../quorum/validity";
 import type { Keys, LockCore } from "./core";
 import {
@@ -12,7 +13,7 @@ import {
 } from "./failure";
 import { type Holds, holdsOf } from "./holds";
 import type { KeySet } from "./keyset";
-import { judge, look } from "./look";
+import { judge, look, type Verdict } from "./look";
 import { Pacing } from "./pacing";
 import type { LocalHold, LocalLine, NextRound, Ticket } from "./queue";
 import { RoomSeat } from "./room";
@@ -47,6 +48,43 @@ export interface Grant {
 }
 
 /**
+ * The grant of a round judged granted (acquire's, a hand-over's or resume's): validity counted from
+ * the round's start (docs/SAFETY.md E2), and held in its line before anyone leaves it.
+ *
+ * @example
+ * if (verdict.granted) return grantOf(core, target, round, verdict, next, lease);
+ */
+export function grantOf(
+  core: LockCore,
+  target: KeySet,
+  round: Round<number>,
+  verdict: Pick<Verdict, "fence" | "outcomes">,
+  next: Pick<NextRound, "token" | "ttl" | "timeoutMs">,
+  lease: number,
+): Grant {
+  const keys = core.keys(target.keys);
+  const { token, ttl, timeoutMs } = next;
+  const validUntil = round.startedAt + ttl - drift(ttl, core.options.driftFactor);
+  // Counted as held before leaving the line, so the next in line waits for its end.
+  const local = core.lines.of(core.lineOf(keys)).hold(validUntil);
+  const { fence, outcomes } = verdict;
+  const holds = holdsOf(round);
+  return {
+    key: target.name,
+    names: target.keys,
+    keys,
+    token,
+    fence,
+    lease,
+    validUntil,
+    timeoutMs,
+    outcomes,
+    holds,
+    local,
+  };
+}
+
+/**
  * The acquire loop (DESIGN §3, docs/SAFETY.md §3): fresh token per round, one acquire round on
  * all nodes (or a probe), a fence raise when fencing on N > 1, validity check; on failure release
  * everywhere that may have granted, then wait and retry within `wait` and the budget. Waiting
@@ -75,8 +113,7 @@ export async function acquireLoop(
   const { nodes, options } = core;
   const n = nodes.length;
   const key = target.name;
-  const names = target.keys;
-  const keys = core.keys(names);
+  const keys = core.keys(target.keys);
   const { lease, budget, signal } = call;
   const began = performance.now();
   const waitUntil = began + call.wait;
@@ -148,24 +185,7 @@ export async function acquireLoop(
         pacing.granted();
         seat.granted(keys, round, timeoutMs, budget);
         core.emit({ type: "acquire", key, attempt, result: "granted", durationMs, outcomes });
-        const validUntil = round.startedAt + ttl - drift(ttl, options.driftFactor);
-        // Counted as held before leaving the line, so the next in line waits for its end.
-        const local = core.lines.of(core.lineOf(keys)).hold(validUntil);
-        const { fence } = verdict;
-        const holds = holdsOf(round);
-        return {
-          key,
-          names,
-          keys,
-          token,
-          fence,
-          lease,
-          validUntil,
-          timeoutMs,
-          outcomes,
-          holds,
-          local,
-        };
+        return grantOf(core, target, round, verdict, next, lease);
       }
       if (busy) seat.refused(round, outcomes);
       const result =

@@ -2,11 +2,9 @@ import type { Budget } from "../budget/budget";
 import { ConfigurationError, LockLostError, QuorumError } from "../errors";
 import { MAX_LEASE } from "../options";
 import { configurationFault, describeNodes, nodeName, reasonOf } from "../quorum/report";
-import { drift } from "../quorum/validity";
-import type { Grant } from "./acquire";
+import { type Grant, grantOf } from "./acquire";
 import type { LockCore } from "./core";
 import { budgetShortfall, cleanup } from "./failure";
-import { holdsOf } from "./holds";
 import { checkKeys, type KeySet } from "./keyset";
 import { judge } from "./look";
 import { newToken } from "./timing";
@@ -86,8 +84,7 @@ export async function resumeGrant(
   const n = nodes.length;
   const { lease } = ticket;
   const key = target.name;
-  const names = target.keys;
-  const keys = core.keys(names);
+  const keys = core.keys(target.keys);
   const ttl = budget === undefined ? lease : budget.ttl(lease);
   const roundCost = options.fencing && n > 1 ? 2 * n : n;
   // The round (and fence raise) and a release afterwards.
@@ -101,23 +98,7 @@ export async function resumeGrant(
   const { outcomes, durationMs } = verdict;
   if (verdict.granted) {
     core.emit({ type: "resume", key, result: "resumed", durationMs, outcomes });
-    const validUntil = round.startedAt + ttl - drift(ttl, options.driftFactor);
-    const local = core.lines.of(core.lineOf(keys)).hold(validUntil);
-    const { fence } = verdict;
-    const holds = holdsOf(round);
-    return {
-      key,
-      names,
-      keys,
-      token,
-      fence,
-      lease,
-      validUntil,
-      timeoutMs,
-      outcomes,
-      holds,
-      local,
-    };
+    return grantOf(core, target, round, verdict, { token, ttl, timeoutMs }, lease);
   }
   await cleanup(core, round, keys, token, timeoutMs, budget);
   const gone = round.outcomes.filter((o) => o.status === "absent" || o.status === "held");
