@@ -93,8 +93,9 @@ export function grantOf(
  * - the local line ({@link waitTurn}): callers of one `Locks` instance line up per key; only the
  *   first asks the nodes, nobody asks while one of them holds the key, and a release hands the key
  *   to the first in line in the same requests (HANDOVER);
- * - the wait room ({@link RoomSeat}): every look of a waiting caller registers it on the nodes
- *   that refuse it, so releases of all instances serve waiters in the order of their calls;
+ * - the wait room ({@link RoomSeat}): every look of a caller waiting for one key registers it on
+ *   the nodes that refuse it, so releases of all instances serve waiters in the order of their
+ *   calls (pollers only by releases with local waiters: docs/SAFETY.md §6);
  * - pacing ({@link Pacing}): backoff and probes while polling, or wake-ups while listening.
  *
  * None of them decides who holds the lock: every grant is an acquire round judged by

@@ -54,7 +54,7 @@ end
  * so no token starts with `done:`), pttl being the marker's remaining retention. A retried
  * request that finds its own token never shortens the TTL and never counts a second fence.
  *
- * Wait room registration (every waiting caller): ARGV[4] = the waiter
+ * Wait room registration (sent by every caller waiting for one key): ARGV[4] = the waiter
  * (`<deadline epoch ms>:<listener>:<id>`, listener = the hex id of its instance's wake-up
  * channel, or `p<ms>` for a poller: its longest sleep plus a look), ARGV[5] = its place (epoch ms
  * of its call), ARGV[6] = ms to keep the wait room. When held by another, the waiter is added to
@@ -150,8 +150,8 @@ return {flag, wait}
  * `reserve(i, member, ms, listener)` takes the waiter out of key i's room, sets key i to
  * `wake:<member>|<ARGV[1]>` (free for that waiter only; the releaser's token lets a re-sent
  * release recognise its own reservation) and publishes the member on the listener's channel.
- * With several keys each key's room is served on its own (a waiter for several keys is in every
- * room of its set, and may be picked for some of them).
+ * With several keys each key's room is served on its own. (The client registers no waiter for
+ * several keys: a reservation of one of its keys while another is held would keep that key idle.)
  */
 const SERVE_ROOM = `local function serve(room, now, listenMs, before)
   local heads = redis.call("ZRANGE", room, 0, 7, "WITHSCORES")

@@ -97,6 +97,15 @@ export const MUTANTS = {
       ),
     ),
   ),
+  /**
+   * i: a release without local waiters no longer serves the room's first listener (only
+   * releases with local waiters serve the room, as for pollers).
+   */
+  "i-listeners-need-local-waiters": new Map(
+    [RELEASE, HANDOVER].map((script) =>
+      mutate(script, "    elseif poll == nil then\n", "    elseif poll == nil and before then\n"),
+    ),
+  ),
 } satisfies Record<string, ScriptOverrides>;
 
 /** Name of a mutant. */

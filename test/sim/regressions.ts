@@ -271,4 +271,31 @@ export const REGRESSIONS = {
     mutant: "h-multi-fence-first-counter",
     finds: "fence-order",
   },
+  /**
+   * i: one caller keeps re-acquiring with nobody of its instance waiting, while a caller of
+   * another instance listens (`wake`). Every release serves the room's first listener, so the
+   * listener gets the key after at most one more grant. Undone (listeners served only by
+   * releases with local waiters, as pollers are), the re-caller overtakes it again and again
+   * (fairness). A poller has no such bound (docs/SAFETY.md §6).
+   */
+  "i-listener-vs-recaller": {
+    spec: {
+      seed: 18,
+      nodes: 1,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [caller(0, ...Array.from({ length: 14 }, () => acquire(1_000, 2_000, 100)))],
+        },
+        { wake: true, rate: 1, callers: [caller(150, acquire(1_000, 3_000, 20))] },
+      ],
+    },
+    mutant: "i-listeners-need-local-waiters",
+    finds: "fairness",
+  },
 } satisfies Record<string, Regression>;

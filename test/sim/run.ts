@@ -71,6 +71,7 @@ export async function runSchedule(
     idempotentRuns: [],
     idempotentAnswers: [],
     problems: [],
+    soloGrants: new Set(),
   };
   const clients: SimClient[] = [];
   const peers: Peer[] = [];
@@ -97,6 +98,7 @@ export async function runSchedule(
         retryDelayMax: RETRY_DELAY_MAX,
       });
       peers.push({ lib: client.lib, locks, instance: i, toGlobal: client.toGlobal });
+      const active = new Map<string, number>();
       instance.callers.forEach((caller, c) => {
         running++;
         scheduler.after(caller.start, () => {
@@ -111,6 +113,8 @@ export async function runSchedule(
             toGlobal: client.toGlobal,
             observed,
             keyName: (key: number) => `k${key}`,
+            active,
+            wake: instance.wake,
           };
           void runCaller(ctx, caller.ops).finally(() => running--);
         });

@@ -7,7 +7,8 @@
  * 4. after quiescence only done markers and fence counters remain on the nodes;
  * 5. on fault-free schedules, a waiter whose wait outlasts the contention gets the lock, and no
  *    other instance's run of later callers overtakes a waiter by more than the documented bound
- *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound);
+ *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound, and
+ *    a polling waiter none against callers that found their instance idle);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
  * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
  * job after a recorded run, and for Idempotency-Key requests a second run after a kept response,
@@ -201,6 +202,9 @@ function longestRun(input: CheckInput, w: WaitRecord): { length: number; instanc
   let current = { length: 0, instance: -1 };
   for (const g of grantsOf(input.observed, w.key)) {
     if (g.granted <= w.requested || g.granted >= (w.end as number)) continue;
+    // A poller has no bound against a caller that found its own instance idle (SAFETY.md §6):
+    // such a grant neither counts nor breaks a run.
+    if (!w.listens && input.observed.soloGrants.has(g.id)) continue;
     const owner = input.observed.owner.get(g.id) ?? -1;
     const later = g.requested > w.requested + input.skew(g.requested);
     if (owner === w.instance || !later) {

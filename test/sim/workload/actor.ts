@@ -23,6 +23,8 @@ export interface WaitRecord {
   readonly key: string;
   /** All its keys when it waits for a lock on several (distinct) keys. */
   readonly keys?: readonly string[] | undefined;
+  /** It listens for wake-ups (`wake`, one key): every release serves it in turn. */
+  readonly listens: boolean;
   readonly requested: number;
   readonly wait: number;
   /** Granted, or given up (the error's name), at `end`. */
@@ -82,6 +84,12 @@ export interface Observations {
   readonly idempotentRuns: IdempotentRun[];
   readonly idempotentAnswers: IdempotentAnswer[];
   readonly problems: Problem[];
+  /**
+   * Grants whose caller found no other caller of its instance holding or waiting for the same
+   * key (or set) when it called: the library's line was idle, so it went straight to the nodes.
+   * A polling waiter has no bound against these (docs/SAFETY.md §6).
+   */
+  readonly soloGrants: Set<string>;
 }
 
 /** Another instance, as a ticket's receiver sees it. */
@@ -107,6 +115,12 @@ export interface ActorContext {
   readonly observed: Observations;
   /** Full key names (the same for every instance). */
   readonly keyName: (key: number) => string;
+  /** Callers of this instance holding or waiting, per key or set (shared by its callers). */
+  readonly active: Map<string, number>;
+  /** This instance's `wake` option. */
+  readonly wake: boolean;
+  /** The running operation's caller found its line idle (see `Observations.soloGrants`). */
+  readonly solo?: boolean | undefined;
 }
 
 /** Errors a caller may get from the library under faults; anything else is a bug. */
@@ -121,15 +135,34 @@ const EXPECTED = new Set([
 /** Run one caller's operations in order. Never throws: problems are recorded. */
 export async function runCaller(ctx: ActorContext, ops: readonly OpSpec[]): Promise<void> {
   for (const op of ops) {
+    const line = lineOf(ctx, op);
+    const solo = line !== undefined && (ctx.active.get(line) ?? 0) === 0;
+    if (line !== undefined) ctx.active.set(line, (ctx.active.get(line) ?? 0) + 1);
     try {
-      await runOp(ctx, op);
+      await runOp({ ...ctx, solo }, op);
     } catch (error) {
       const name = (error as Error | undefined)?.name ?? String(error);
       if (!EXPECTED.has(name)) {
         const detail = `${op.kind}: ${name}: ${(error as Error | undefined)?.message}`;
         ctx.observed.problems.push({ kind: "unexpected-error", detail, at: ctx.clock.now() });
       }
+    } finally {
+      if (line !== undefined) ctx.active.set(line, (ctx.active.get(line) ?? 1) - 1);
     }
+  }
+}
+
+/** The library's line an operation's lock stands in (its key, or its set), if it takes a lock. */
+function lineOf(ctx: ActorContext, op: OpSpec): string | undefined {
+  switch (op.kind) {
+    case "acquire":
+    case "using":
+    case "handoff":
+      return ctx.keyName(op.key);
+    case "multi":
+      return [...new Set(op.keys.map((k) => ctx.keyName(k)))].sort().join(", ");
+    default:
+      return undefined;
   }
 }
 
@@ -210,7 +243,7 @@ async function handoffOp(ctx: ActorContext, op: OpSpec & { kind: "handoff" }): P
   const deliveries = Array.from({ length: op.deliveries }, async (_, d) => {
     const peer = ctx.peers[(op.to + d) % ctx.peers.length] as Peer;
     await clock.sleep(op.delay);
-    const receiver = { ...ctx, ...peer };
+    const receiver = { ...ctx, ...peer, solo: false };
     const resumed = await peer.locks.resume(JSON.parse(json));
     const held = grantRecord(receiver, key, undefined, resumed);
     await section(receiver, held, resumed, op.hold, undefined);
@@ -372,7 +405,8 @@ function waitRecord(
 ): WaitRecord | undefined {
   if (wait <= 0) return undefined;
   const requested = ctx.clock.now();
-  const record: WaitRecord = { instance: ctx.instance, key, keys, requested, wait };
+  const listens = ctx.wake && keys === undefined;
+  const record: WaitRecord = { instance: ctx.instance, key, keys, listens, requested, wait };
   ctx.observed.waits.push(record);
   return record;
 }
@@ -414,6 +448,7 @@ function grantRecord(
   });
   ctx.observed.grants.push(record);
   ctx.observed.owner.set(id, ctx.instance);
+  if (ctx.solo === true) ctx.observed.soloGrants.add(id);
   return record;
 }
 
