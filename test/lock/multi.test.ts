@@ -110,7 +110,7 @@ describe("a lock on several keys", () => {
 
   it("extends and auto-extends every key together; a key taken on a majority is a lost lock", async () => {
     const { prefix, locks } = setup("extend", { lease: 400 });
-    const lock = await locks.acquire(["a", "b"]);
+    const lock = await locks.acquire(["a", "b"], { lease: 3_000 });
     expect((await lock.extend(5_000)).validUntil).toBeGreaterThan(Date.now() + 4_000);
     for (const key of ["a", "b"]) {
       for (const pttl of await pttlBack(dev, N, `${prefix}${key}`))
@@ -118,8 +118,8 @@ describe("a lock on several keys", () => {
     }
     await lock.release();
 
-    const auto = await locks.acquire(["c", "d"], { autoExtend: true });
-    await sleep(1_000); // 2.5 leases
+    const auto = await locks.acquire(["c", "d"], { autoExtend: true, lease: 600 });
+    await sleep(1_500); // 2.5 leases
     expect(auto.signal.aborted).toBe(false);
     for (const key of ["c", "d"]) {
       expect(await readBack(dev, N, `${prefix}${key}`)).toEqual([
@@ -131,7 +131,7 @@ describe("a lock on several keys", () => {
     await auto.release();
 
     // Someone else's key in the set on a majority: extend reports the lock lost.
-    const lost = await locks.acquire(["e", "f"]);
+    const lost = await locks.acquire(["e", "f"], { lease: 5_000 });
     for (let i = 0; i < 2; i++) await dev.direct(i).set(`${prefix}f`, "thief", "PX", 10_000);
     await expect(lost.extend()).rejects.toMatchObject({ name: "LockLostError" });
     expect(await readBack(dev, N, `${prefix}f`)).toEqual(["thief", "thief", lost.token]);
