@@ -13,14 +13,29 @@
  * room is never touched unless the script needs it.)
  *
  * With several keys a node's keys of one lock are always set, extended and deleted together, so
- * they hold the same token with the same expiry; a mix (one key of the set deleted by
- * `forceRelease`, say) is answered conservatively: never granted, never extended.
+ * they hold the same token with the same expiry. A mix (one key of the set deleted by
+ * `forceRelease`, say) is answered conservatively: with another caller's value on a key, nothing
+ * is granted, extended or resumed; our token beside an absent key is never extended, and a
+ * re-sent ACQUIRE places the rest (drawing a new, higher fence).
  *
  * The SHA-1 of each source is a literal in `scripts.ts`; changing a byte here changes the hash,
  * which the unit test (WebCrypto) and the integration test (SCRIPT LOAD) catch.
  *
  * @module
  */
+
+/**
+ * Lua shared by the scripts that keep a token where it is: `lengthen(key, ttl)` raises the key's
+ * expiry to `ttl` ms when less is left, and never lowers it (docs/SAFETY.md, E1: a request that
+ * timed out may still run, late or after a longer extension).
+ */
+const LENGTHEN = `local function lengthen(key, ttl)
+  local left = redis.call("PTTL", key)
+  if left >= 0 and left < tonumber(ttl) then
+    redis.call("PEXPIRE", key, ttl)
+  end
+end
+`;
 
 /**
  * Lua shared by the scripts that issue fences: `counters()` is the highest fence counter of the
@@ -71,7 +86,7 @@ end
  * pttl is the longest among the keys in the way (-1, no expiry, counts as the longest).
  */
 export const ACQUIRE_LUA = `-- edgelock acquire
-${FENCES}local n = math.ceil(#KEYS / 3)
+${LENGTHEN}${FENCES}local n = math.ceil(#KEYS / 3)
 local w = ARGV[4]
 local currents = {}
 local fresh = false
@@ -102,10 +117,7 @@ if flag == nil then
     if currents[i] == false then
       redis.call("SET", KEYS[3 * i - 2], ARGV[1], "PX", ARGV[2])
     else
-      local left = redis.call("PTTL", KEYS[3 * i - 2])
-      if left >= 0 and left < tonumber(ARGV[2]) then
-        redis.call("PEXPIRE", KEYS[3 * i - 2], ARGV[2])
-      end
+      lengthen(KEYS[3 * i - 2], ARGV[2])
     end
     if w and redis.call("TYPE", KEYS[3 * i]).ok == "zset" then
       redis.call("ZREM", KEYS[3 * i], w)
@@ -198,7 +210,7 @@ end
  * token earlier than any expiry it was granted (docs/SAFETY.md, lemma E).
  */
 export const EXTEND_LUA = `-- edgelock extend
-local n = math.ceil(#KEYS / 3)
+${LENGTHEN}local n = math.ceil(#KEYS / 3)
 local absent = false
 for i = 1, n do
   local current = redis.call("GET", KEYS[3 * i - 2])
@@ -212,10 +224,7 @@ if absent then
   return 0
 end
 for i = 1, n do
-  local left = redis.call("PTTL", KEYS[3 * i - 2])
-  if left >= 0 and left < tonumber(ARGV[2]) then
-    redis.call("PEXPIRE", KEYS[3 * i - 2], ARGV[2])
-  end
+  lengthen(KEYS[3 * i - 2], ARGV[2])
 end
 return 1
 `;
@@ -437,7 +446,7 @@ return {2, pttl, ""}
  * key, leaving every key alone.
  */
 export const HANDOVER_LUA = `-- edgelock handover
-${SERVE_ROOM}${FENCES}local n = math.ceil(#KEYS / 3)
+${SERVE_ROOM}${LENGTHEN}${FENCES}local n = math.ceil(#KEYS / 3)
 local currents = {}
 local released, free, nexts = 0, 0, 0
 local mine, block = nil, nil
@@ -460,10 +469,7 @@ for i = 1, n do
 end
 if nexts == n then
   for i = 1, n do
-    local left = redis.call("PTTL", KEYS[3 * i - 2])
-    if left >= 0 and left < tonumber(ARGV[3]) then
-      redis.call("PEXPIRE", KEYS[3 * i - 2], ARGV[3])
-    end
+    lengthen(KEYS[3 * i - 2], ARGV[3])
   end
   local fence = 0
   if ARGV[4] == "1" then
@@ -500,10 +506,7 @@ if free + nexts == n then
     if currents[i] == false then
       redis.call("SET", KEYS[3 * i - 2], ARGV[2], "PX", ARGV[3])
     else
-      local left = redis.call("PTTL", KEYS[3 * i - 2])
-      if left >= 0 and left < tonumber(ARGV[3]) then
-        redis.call("PEXPIRE", KEYS[3 * i - 2], ARGV[3])
-      end
+      lengthen(KEYS[3 * i - 2], ARGV[3])
     end
     if ARGV[5] and ARGV[5] ~= "" and isRoom(i) then
       redis.call("ZREM", KEYS[3 * i], ARGV[5])

@@ -69,7 +69,7 @@ const casCode = (reply: unknown): CasReply | undefined =>
 export const ACQUIRE: Script<AcquireReply> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
-  sha1: "d72db3b3cbda8fdea7804b67f26797576904c67e",
+  sha1: "2e0e6586d649411a5bb41403014e42a9cc4ecb5b",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -87,7 +87,7 @@ export const ACQUIRE: Script<AcquireReply> = {
 export const EXTEND: Script<CasReply> = {
   name: "extend",
   lua: EXTEND_LUA,
-  sha1: "bb9ef45375970269a6cb4f7157fb59e0d2aa4586",
+  sha1: "c02071a9ba2a3872ebf6ce0b00b5f84a761c2f34",
   parse: casCode,
 };
 
@@ -211,7 +211,7 @@ export interface HandoverReply {
 export const HANDOVER: Script<HandoverReply> = {
   name: "handover",
   lua: HANDOVER_LUA,
-  sha1: "8e6323b611f059eec78da4cf3c4c3346d12fd393",
+  sha1: "b95637b84835747a50b0b5a2e3bc98b8addebada",
   parse(reply) {
     const triple = intArray(reply, 3);
     if (triple === undefined) return undefined;

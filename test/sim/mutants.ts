@@ -33,7 +33,7 @@ function mutate(script: Script<unknown>, from: string, to: string): [string, str
 export const MUTANTS = {
   /** a: EXTEND sets the requested TTL unconditionally (a failed shorter extend shortens nodes). */
   "a-extend-shortens": new Map([
-    mutate(EXTEND, "if left >= 0 and left < tonumber(ARGV[2]) then", "if true then"),
+    mutate(EXTEND, "if left >= 0 and left < tonumber(ttl) then", "if true then"),
   ]),
   /** b: a fence raise counts on every node that answered, whoever holds the key there. */
   "b-raise-counts-everywhere": new Map([mutate(FENCE_RAISE, "counts = 0", "counts = 1")]),
