@@ -407,7 +407,9 @@ return 0
  * Record (read only): what the key holds, for the idempotency layer. Returns {0, -2, ""} absent,
  * {1, pttl, ""} held (a holder's token or a reservation), {2, pttl, record} a done marker with the
  * record COMPLETE kept in it ("" for a marker without one). The one script whose reply carries a
- * string: the record is printable ASCII written by our own COMPLETE, so no decoding can alter it.
+ * string: the record is printable ASCII written by our own COMPLETE, and must reach the parser
+ * undecoded (`JSON.parse` would alter `123` or `"x"`): both node forms skip the client's reply
+ * deserialization (see `createNode`).
  */
 export const RECORD_LUA = `-- edgelock record
 if redis.call("TYPE", KEYS[1]).ok ~= "string" then
