@@ -120,7 +120,24 @@ export async function runDev(parsed: {
   await new Promise<void>((resolve) => {
     process.once("SIGINT", () => resolve());
     process.once("SIGTERM", () => resolve());
+    whenOrphaned(resolve);
   });
   await cluster.stop();
   return 0;
+}
+
+/**
+ * Call `stop` once this process's parent exits. `npx edgelock dev &` then `kill $!` signals npm
+ * alone: npm stops its `sh -c`, which passes nothing on, and the CLI would live on under PID 1
+ * with its redis-servers. A parent that exits is as good as a SIGTERM; a parent kept alive by
+ * `nohup` or a terminal keeps the cluster running.
+ */
+export function whenOrphaned(stop: () => void, everyMs = 250): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    stop();
+  }, everyMs);
+  timer.unref();
 }
