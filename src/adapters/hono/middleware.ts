@@ -256,10 +256,11 @@ export function lock<E extends Env = any, P extends string = any>(
       throw error;
     }
     const { body } = c.res;
-    if (body === null || c.req.method === "HEAD") {
+    // A body someone already reads (locked) cannot be watched: nothing of ours will see its end.
+    if (body === null || body.locked || c.req.method === "HEAD") {
       // HEAD: hono answers with the headers only and drops the body, which nobody would read to
       // its end: stop its producer, and release now.
-      if (body !== null) await body.cancel().catch(() => undefined);
+      if (body !== null && !body.locked) await body.cancel().catch(() => undefined);
       await release();
       return;
     }
