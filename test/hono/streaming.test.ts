@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import { handle } from "hono/aws-lambda";
 import { stream, streamSSE, streamText } from "hono/streaming";
 import { describe, expect, it } from "vitest";
-import { createLocks, type Lock } from "../../src";
+import { budget, createLocks, type Lock } from "../../src";
 import { lock } from "../../src/adapters/hono";
 import { fakeContext, gate, httpEventV2 } from "../lambda/helpers";
 import { readBack, requests, resetCluster } from "../lock/helpers";
@@ -175,6 +175,40 @@ describe("lock() with bodies that are complete when the handler returns", () => 
     expect(res.body).toBeNull();
     expect(await goneEverywhere("s")).toEqual([null, null, null]);
     expect(seen.aborts).toBe(1);
+  });
+});
+
+describe("lock() with a body that would never end", () => {
+  it("auto-extension stops at the budget: the signal aborts (LockLostError) before it, and a producer that honours it ends the body", async () => {
+    const { locks, values } = setup();
+    const app = new Hono();
+    let held: Lock | undefined;
+    let writes = 0;
+    app.post(
+      "/forever",
+      // A lease far beyond the budget: only the budget can end this hold.
+      lock({ locks, key: () => "forever", lease: 60_000, budget: () => budget.within(1_500) }),
+      (c) => {
+        held = c.var.lock;
+        const signal = c.var.lock.signal;
+        return streamText(c, async (s) => {
+          while (!signal.aborted) {
+            await s.write(".");
+            writes++;
+            await s.sleep(20);
+          }
+        });
+      },
+    );
+    const res = await post(app, "/forever");
+    const text = await res.text(); // ends only because the producer stopped at the abort
+    expect(text.length).toBe(writes);
+    expect(writes).toBeGreaterThan(1);
+    expect(held?.signal.reason).toMatchObject({
+      name: "LockLostError",
+      message: expect.stringContaining("deadline"),
+    });
+    expect(await values("forever")).toEqual([null, null, null]);
   });
 });
 
