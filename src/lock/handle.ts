@@ -186,7 +186,7 @@ export class LockHandle implements Lock {
    * loss aborted it first; a signal aborts once). Called only after the state left `held` and the
    * release, completion or hand-off is under way, so an abort listener (user code, run
    * synchronously) that calls `release()`, `extend()` or `ticket()` meets the ended lock and
-   * cannot change what this handle sends (docs/SAFETY.md §3, "signal").
+   * cannot change what this handle sends (docs/SAFETY.md §6c, S1).
    */
   #end(how: LockEnd): void {
     if (this.#lostError !== undefined || this.#ended !== undefined) return;
