@@ -3,6 +3,7 @@ import {
   ConfigurationError,
   isBudgetExhaustedError,
   isLockBusyError,
+  isLockLostError,
   isQuorumError,
   type LockError,
 } from "../errors";
@@ -243,7 +244,7 @@ async function runClaimed<R>(
     throw error;
   }
   // A 5xx or a lost claim is not an answer to keep: release, so that a retry runs again.
-  if (answer.status >= 500 || lock.signal.aborted || !isCompletable(lock)) {
+  if (answer.status >= 500 || isLockLostError(lock.signal.reason) || !isCompletable(lock)) {
     await lock.release().catch(() => undefined);
     return { kind: "ran", result: answer.result, stored: false };
   }

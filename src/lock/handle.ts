@@ -1,5 +1,12 @@
 import type { Budget } from "../budget/budget";
-import { ConfigurationError, LockLostError, type NodeOutcome, QuorumError } from "../errors";
+import {
+  ConfigurationError,
+  type LockEnd,
+  LockEndedError,
+  LockLostError,
+  type NodeOutcome,
+  QuorumError,
+} from "../errors";
 import { MAX_LEASE } from "../options";
 import type { Round } from "../quorum/fanout";
 import { configurationFault, describeNodes, nodeName, reasonOf } from "../quorum/report";
@@ -52,6 +59,8 @@ export class LockHandle implements Lock {
   #controller: AbortController | undefined;
   #state: State = "held";
   #lostError: LockLostError | undefined;
+  /** How the holder ended the lock (release, ticket, completion): the signal's reason then. */
+  #ended: LockEndedError | undefined;
   #validUntil = 0;
   #validUntilEpoch = 0;
   #lead = 0;
@@ -69,6 +78,7 @@ export class LockHandle implements Lock {
   static {
     completeHandle = (handle, retention, record) => {
       handle.#completing ??= handle.#completeOnce(retention, record);
+      handle.#end("completed");
       return handle.#completing;
     };
     releaseSettledOf = (handle) => handle.#releaseSettled;
@@ -93,8 +103,9 @@ export class LockHandle implements Lock {
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
-      // Lost before anyone asked: hand out an aborted signal with the same reason.
-      if (this.#state === "lost") this.#controller.abort(this.#lostError);
+      // Lost or ended before anyone asked: hand out an aborted signal with the same reason.
+      const reason = this.#lostError ?? this.#ended;
+      if (reason !== undefined) this.#controller.abort(reason);
     }
     return this.#controller.signal;
   }
@@ -158,9 +169,8 @@ export class LockHandle implements Lock {
   }
 
   #lose(reason: "lost" | "validity" | "deadline", error: LockLostError): void {
-    // Handed on: this handle's own protection still ends at its validity (tell the work that
-    // still listens), but the lock itself is the resumer's now — no state change, no event.
-    if (this.#state === "handed") this.#controller?.abort(error);
+    // Released, handed on or completed: the signal already aborted then (#end), and the lock is
+    // no longer this handle's to lose — no state change, no event.
     if (this.#state !== "held") return;
     this.#state = "lost";
     this.#lostError = error;
@@ -169,6 +179,19 @@ export class LockHandle implements Lock {
     this.#controller?.abort(error);
     this.#grant.local.end();
     this.#core.emit({ type: "lost", key: this.key, reason, outcomes: error.outcomes });
+  }
+
+  /**
+   * The holder ended the lock: abort `signal` with a {@link LockEndedError} saying how (unless a
+   * loss aborted it first; a signal aborts once). Called only after the state left `held` and the
+   * release, completion or hand-off is under way, so an abort listener (user code, run
+   * synchronously) that calls `release()`, `extend()` or `ticket()` meets the ended lock and
+   * cannot change what this handle sends (docs/SAFETY.md §6c, S1).
+   */
+  #end(how: LockEnd): void {
+    if (this.#lostError !== undefined || this.#ended !== undefined) return;
+    this.#ended = new LockEndedError(this.key, how);
+    this.#controller?.abort(this.#ended);
   }
 
   async extend(lease?: number): Promise<ExtendResult> {
@@ -290,6 +313,7 @@ export class LockHandle implements Lock {
     this.#state = "handed";
     if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
     this.#grant.local.end();
+    this.#end("handed-on");
     return ticket;
   }
 
@@ -305,6 +329,9 @@ export class LockHandle implements Lock {
             status: recorded ? "released" : "unknown",
             outcomes,
           }));
+    // After #releasing is set (a listener's own release() gets this one) and the handle is
+    // marked released (#releaseOnce does it before its first await).
+    this.#end("released");
     return this.#releasing;
   }
 

@@ -444,7 +444,8 @@ function grantRecord(
     wait.grant = id;
   }
   lock.signal.addEventListener("abort", () => {
-    record.lostAt = ctx.clock.now();
+    // A loss, not the end the holder chose (a release also aborts the signal: LockEndedError).
+    if ((lock.signal.reason as Error).name === "LockLostError") record.lostAt = ctx.clock.now();
   });
   ctx.observed.grants.push(record);
   ctx.observed.owner.set(id, ctx.instance);
