@@ -70,7 +70,7 @@ describe("edgelock inspect", () => {
     await once(locks, "job", () => undefined, { retention: 60_000 });
     const done = await run(["inspect", "job", "--prefix", prefix], nodesEnv());
     expect(done.status).toBe(0);
-    expect(done.stdout).toMatch(/node 0 .+ done +ttl 59\.\d s/);
+    expect(done.stdout).toMatch(/node 0 .+ done +ttl \d+\.\d s/);
     expect(done.stdout.trimEnd().split("\n").at(-1)).toBe(
       "done on 3 of 3 nodes: its once() job or request finished",
     );
