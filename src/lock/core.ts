@@ -222,7 +222,7 @@ export class LockCore {
 
   /**
    * One node's ACQUIRE (`args`: token, ttl, fencing flag, wait room registration), sent once our
-   * releases of the key in flight there have ended, or a quarter of its timeout passed (`after`, by
+   * releases of the key in flight there have ended, or half its timeout passed (`after`, by
    * default read from {@link order} now). `signal`: the round's shared timeout signal, if the
    * request goes out with the round.
    */

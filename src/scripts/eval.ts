@@ -18,10 +18,9 @@ export interface EvalOptions {
   readonly onRetry?: () => void;
   /**
    * Wait for earlier requests on the same key and node that should land first (our releases in
-   * flight: `ReleaseOrder.after`) before sending, for at most a quarter of `timeoutMs` (plenty for
-   * a release on a healthy network); then the request is sent anyway with the time left. The order
-   * only spares a needless refusal, never safety (every request may have run, in any order), so
-   * running out of patience is no failure.
+   * flight: `ReleaseOrder.after`) before sending, for at most half of `timeoutMs`; then the request
+   * is sent anyway with the time left. The order only spares a needless refusal, never safety
+   * (every request may have run, in any order), so running out of patience is no failure.
    */
   readonly after?: ((ms: number) => Promise<unknown>) | undefined;
   /**
@@ -63,9 +62,9 @@ export async function evalScript<T>(
   const { budget, spare = 0 } = options;
   const deadline = performance.now() + options.timeoutMs;
   const shared = options.after === undefined ? options.signal : undefined;
-  // A release that has not ended by then is slow or will never report back (on Workers, one left
-  // running by a request that ended): the request itself keeps three quarters of its time.
-  if (options.after !== undefined) await options.after(Math.floor(options.timeoutMs / 4));
+  // A release that has not ended by then is slow, or will never report back (on Workers, one left
+  // running by a request that ended): half the time at most, the request keeps the other half.
+  if (options.after !== undefined) await options.after(Math.floor(options.timeoutMs / 2));
   let fellBack = false;
   let retried = false;
   const keyList = [...keys];
