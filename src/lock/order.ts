@@ -13,6 +13,9 @@ interface InFlight {
  */
 export type ReleaseWait = (ms: number) => Promise<void>;
 
+/** Keys tracked per node before the first sweep of records past their worst case. */
+const SWEEP_MIN = 64;
+
 /** How often a waiter on Workers looks again, at most, in ms. */
 export const ORDER_POLL_MS = 5;
 
@@ -47,10 +50,18 @@ function onWorkers(): boolean {
  */
 export class ReleaseOrder {
   readonly #nodes: Map<string, Set<InFlight>>[];
+  /** Per node: how many keys may be tracked before the records past their worst case are swept. */
+  readonly #sweepAt: number[];
   readonly #wakes = !onWorkers();
 
   constructor(nodes: number) {
     this.#nodes = Array.from({ length: nodes }, () => new Map());
+    this.#sweepAt = Array.from({ length: nodes }, () => SWEEP_MIN);
+  }
+
+  /** Keys with releases tracked on node `index` (records past their worst case may remain). */
+  tracked(index: number): number {
+    return this.#nodes[index]?.size ?? 0;
   }
 
   /**
@@ -60,6 +71,8 @@ export class ReleaseOrder {
    */
   track(index: number, lockKey: string, ms: number): () => void {
     const lines = this.#nodes[index] as Map<string, Set<InFlight>>;
+    // Releases that never report back (Workers) on keys nobody locks again would stay forever.
+    if (lines.size >= (this.#sweepAt[index] ?? SWEEP_MIN)) this.#sweep(index, lines);
     const inFlight = lines.get(lockKey) ?? new Set<InFlight>();
     lines.set(lockKey, inFlight);
     const release: InFlight = { until: performance.now() + ms, ended: false, waiters: new Set() };
@@ -90,6 +103,16 @@ export class ReleaseOrder {
     }
     const pending = [...inFlight];
     return (ms) => waitFor(pending, ms, this.#wakes);
+  }
+
+  /** Drop node `index`'s records past their worst case; next sweep at twice the keys left. */
+  #sweep(index: number, lines: Map<string, Set<InFlight>>): void {
+    const now = performance.now();
+    for (const [key, inFlight] of lines) {
+      for (const release of inFlight) if (release.until <= now) inFlight.delete(release);
+      if (inFlight.size === 0) lines.delete(key);
+    }
+    this.#sweepAt[index] = Math.max(SWEEP_MIN, 2 * lines.size);
   }
 }
 
