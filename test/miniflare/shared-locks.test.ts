@@ -42,6 +42,8 @@ beforeAll(async () => {
     bindings: {
       EDGELOCK_NODES: JSON.stringify(dev.cluster.nodes),
       LOCK_PREFIX: `mf:${crypto.randomUUID()}:`,
+      // The dev nodes run in this test process; a loaded machine must not turn into timeouts.
+      REQUEST_TIMEOUT_MS: "1000",
     },
     handleStructuredLogs({ message }) {
       runtimeOutput += `${message}\n`;

@@ -18,6 +18,8 @@ import { nodesFromEnv } from "../../src/adapters/workers";
 interface Env {
   readonly EDGELOCK_NODES: string;
   readonly LOCK_PREFIX: string;
+  /** Per-node request timeout, ms: room for a loaded test machine. */
+  readonly REQUEST_TIMEOUT_MS: string;
 }
 
 const locksByEnv = new WeakMap<Env, Locks>();
@@ -25,7 +27,11 @@ const locksByEnv = new WeakMap<Env, Locks>();
 function locksFor(env: Env): Locks {
   let locks = locksByEnv.get(env);
   if (locks === undefined) {
-    locks = createLocks({ nodes: nodesFromEnv(env), prefix: env.LOCK_PREFIX });
+    locks = createLocks({
+      nodes: nodesFromEnv(env),
+      prefix: env.LOCK_PREFIX,
+      requestTimeout: Number(env.REQUEST_TIMEOUT_MS),
+    });
     locksByEnv.set(env, locks);
   }
   return locks;
