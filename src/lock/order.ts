@@ -10,6 +10,9 @@ interface InFlight {
 /**
  * Waits for our releases in flight on one node and key, as {@link ReleaseOrder.after} found them:
  * resolves once they all ended, or after `ms`, whichever is first. Never rejects.
+ *
+ * @example
+ * await order.after(node.index, lockKey)?.(timeoutMs / 2);
  */
 export type ReleaseWait = (ms: number) => Promise<void>;
 
