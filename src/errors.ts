@@ -208,20 +208,32 @@ export class BudgetExhaustedError extends LockError {
   }
 }
 
+/** Options of the {@link ConfigurationError} constructor. */
+export interface ConfigurationErrorOptions extends LockErrorOptions {
+  /** `option` names an environment variable (default `false`: an option of the API). */
+  readonly variable?: boolean;
+}
+
 /**
- * An option (of `createLocks`, a call, or a budget factory) is invalid; `option` names it.
+ * An option (of `createLocks`, a call, or a budget factory) or an environment variable (read by
+ * `nodesFromEnv`) is invalid; `option` names it, `variable` tells which of the two it is.
  *
  * @example
- * createLocks({ nodes: [] }); // ConfigurationError, option "nodes"
+ * createLocks({ nodes: [] }); // ConfigurationError, option "nodes": invalid option `nodes`: …
+ * nodesFromEnv({ EDGELOCK_NODES: "[]" }); // invalid environment variable `EDGELOCK_NODES`: …
  */
 export class ConfigurationError extends LockError {
   override name = "ConfigurationError";
-  /** The option's path, e.g. `"lease"` or `"nodes[2]"`. */
+  /** The option's path, e.g. `"lease"` or `"nodes[2]"`, or the variable's (`"EDGELOCK_NODES[0].url"`). */
   readonly option: string;
+  /** `true` when `option` is an environment variable rather than an option of the API. */
+  readonly variable: boolean;
 
-  constructor(option: string, message: string, options: LockErrorOptions = {}) {
-    super(`invalid option \`${option}\`: ${message}`, options);
+  constructor(option: string, message: string, options: ConfigurationErrorOptions = {}) {
+    const what = options.variable === true ? "environment variable" : "option";
+    super(`invalid ${what} \`${option}\`: ${message}`, options);
     this.option = option;
+    this.variable = options.variable === true;
   }
 }
 

@@ -17,6 +17,7 @@ export { type OnceOptions, type OnceResult, once } from "./dedupe";
 export {
   BudgetExhaustedError,
   ConfigurationError,
+  type ConfigurationErrorOptions,
   isBudgetExhaustedError,
   isConfigurationError,
   isLockBusyError,

@@ -167,7 +167,7 @@ describe("edgelock inspect", () => {
     });
     expect(broken.status).toBe(2);
     expect(broken.stderr).toBe(
-      "edgelock: invalid option `EDGELOCK_NODES[0].url`: expected an http(s) URL string\n",
+      "edgelock: invalid environment variable `EDGELOCK_NODES[0].url`: expected an http(s) URL string\n",
     );
   });
 });

@@ -8,7 +8,13 @@
  */
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
-import { createLocks, type NodeCredentials, type NodeOutcome, nodesFromEnv } from "../../index";
+import {
+  createLocks,
+  isConfigurationError,
+  type NodeCredentials,
+  type NodeOutcome,
+  nodesFromEnv,
+} from "../../index";
 import { reasonOf } from "../../quorum/report";
 import { parse, UsageError } from "./args";
 
@@ -65,8 +71,16 @@ export function loadNodes(file: string | undefined, env: NodeJS.ProcessEnv): Nod
     // Never quote the file: it holds tokens.
     throw new UsageError(`--nodes: ${file} is not JSON; expected [{"url","token"}, …]`);
   }
-  const list = (value as { nodes?: unknown } | null)?.nodes ?? value;
-  return nodesFromEnv({ EDGELOCK_NODES: JSON.stringify(list) });
+  try {
+    // The same shapes and checks as EDGELOCK_NODES (`[…]` or `{"nodes":[…]}`).
+    return nodesFromEnv({ EDGELOCK_NODES: JSON.stringify(value) });
+  } catch (error) {
+    if (!isConfigurationError(error)) throw error;
+    // The file is no environment variable: name it, and the entry (`nodes[1].url`) that is wrong.
+    const entry = error.option.replace(/^EDGELOCK_NODES/, "");
+    const reason = error.message.replace(/^invalid [^`]*`[^`]*`: /, "");
+    throw new UsageError(`--nodes: ${file}${entry === "" ? "" : `: nodes${entry}`}: ${reason}`);
+  }
 }
 
 /**
