@@ -6,6 +6,7 @@
  */
 
 export {
+  type IdempotencyEnv,
   type IdempotencyMiddlewareOptions,
   type IdempotencyVariables,
   idempotency,
