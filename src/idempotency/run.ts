@@ -135,12 +135,15 @@ const failed = <R>(error: LockError): IdempotentOutcome<R> => ({
  * key with a quorum lock (TTL from the budget, auto-extended), run the handler, and keep its
  * response in the key's done marker on the nodes; a later request with the same key and
  * fingerprint gets that response replayed, one with another fingerprint a 422, one arriving while
- * the first runs a 409 (or waits up to `wait` ms for the result). A 5xx, a throw or a lost claim
- * stores nothing and releases the claim, so a retry runs again. Runtime-neutral: the Hono and
- * Lambda adapters map requests and answers.
+ * the first runs a 409 (or waits up to `wait` ms for the result). A 5xx, a throw, a lost claim
+ * or an answer `store` refuses (by default 408, 409, 425, 429) stores nothing and releases the
+ * claim, so a retry runs again. A kept answer's record is re-sent until a majority holds it,
+ * while the claim is valid; if it cannot be, `onUnrecorded` is called and the claim is left to
+ * expire (never released). Runtime-neutral: the Hono and Lambda adapters map requests and
+ * answers.
  *
- * Cost: a first request N (record lookup) + N (claim) + N (record), plus N per extension; a
- * replay N, answered by the first node that has the record.
+ * Cost: a first request N (record lookup) + N (claim) + N (record; N more per re-send), plus N
+ * per extension; a replay N, answered by the first node that has the record.
  *
  * @throws whatever the handler throws (after releasing the claim); `ConfigurationError` for a
  *   `locks` not from `createLocks`
