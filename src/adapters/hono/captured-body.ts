@@ -42,7 +42,7 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
 
 /**
  * Read what `body` already holds. Whole when its end comes before the next macrotask (a body the
- * handler built in memory); otherwise streamed: the returned body replays what was read, then
+ * handler built in memory) within `maxBody` bytes; otherwise streamed: the returned body replays what was read, then
  * forwards the rest, and `finish(bytes)` runs before its end is passed on (the record is written
  * before the client sees the response end), or `finish(error)` when the client cancels it.
  *
@@ -68,6 +68,8 @@ export async function readBody(
     if (first.done) return { kind: "whole", bytes: concat(chunks) };
     chunks.push(first.value);
     size += first.value.length;
+    // Over maxBody it is kept without its body anyway: stream the rest rather than hold it.
+    if (size > maxBody) break;
   }
   let resolveDone!: (bytes: Uint8Array) => void;
   let rejectDone!: (error: unknown) => void;
