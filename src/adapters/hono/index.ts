@@ -6,6 +6,11 @@
  */
 
 export {
+  defaultStore,
+  TRANSIENT_STATUSES,
+  type UnrecordedAnswer,
+} from "../../idempotency";
+export {
   type IdempotencyEnv,
   type IdempotencyMiddlewareOptions,
   type IdempotencyVariables,
