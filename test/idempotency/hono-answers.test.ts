@@ -74,6 +74,7 @@ describe("idempotency(): transient answers are never kept", () => {
     const retry = await post(app, "/invoices/7/charge", '"pay-7"');
     expect(retry.status).toBe(201);
     expect(retry.headers.get("idempotency-replayed")).toBeNull();
+    expect(await retry.json()).toEqual({ charged: 1 });
     expect(charges).toBe(1);
     // That answer is kept: the next retry replays it.
     const again = await post(app, "/invoices/7/charge", '"pay-7"');
