@@ -332,6 +332,9 @@ export class LockHandle implements Lock {
     // is never given up before the record is on a majority. A re-send finding the marker leaves
     // the first record (COMPLETE), so only the nodes that missed it change.
     for (let pause = core.options.retryDelay; persist && !round.ok; ) {
+      // Another holder on more than N − Q nodes: no re-send can reach a majority.
+      const taken = round.outcomes.filter((o) => o.status === "held").length;
+      if (taken > core.nodes.length - core.quorum) break;
       const left = this.#validUntil - performance.now() - timeoutMs;
       if (left <= 0 || !this.#canResend(timeoutMs)) break;
       await sleep(Math.min(left, pause * (0.5 + random() / 2)));
