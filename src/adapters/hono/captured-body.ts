@@ -23,7 +23,7 @@ export type ReadBody =
     };
 
 /** Larger than `maxBody`: kept as "completed without replay". */
-export class BodyTooLarge extends Error {
+class BodyTooLarge extends Error {
   override readonly name = "BodyTooLarge";
 }
 
