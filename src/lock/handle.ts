@@ -16,7 +16,7 @@ import type { Grant } from "./acquire";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import { handoverRound } from "./handover";
-import { unref } from "./timing";
+import { random, sleep, unref } from "./timing";
 import type { ExtendResult, Lock, LockTicket, ReleaseResult } from "./types";
 
 /** `handed`: turned into a ticket (`ticket()`); another invocation holds the lock from there. */
@@ -36,6 +36,7 @@ let completeHandle: (
   handle: LockHandle,
   retention: number,
   record: string | undefined,
+  persist?: boolean,
 ) => Promise<CompleteResult>;
 /** Every node's answer to a handle's release (set in the class's static block). */
 let releaseSettledOf: (handle: LockHandle) => Promise<unknown>;
@@ -76,8 +77,8 @@ export class LockHandle implements Lock {
   #ticketing: Promise<LockTicket> | undefined;
 
   static {
-    completeHandle = (handle, retention, record) => {
-      handle.#completing ??= handle.#completeOnce(retention, record);
+    completeHandle = (handle, retention, record, persist = false) => {
+      handle.#completing ??= handle.#completeOnce(retention, record, persist);
       handle.#end("completed");
       return handle.#completing;
     };
@@ -336,7 +337,11 @@ export class LockHandle implements Lock {
   }
 
   /** See {@link complete}. */
-  async #completeOnce(retention: number, record: string | undefined): Promise<CompleteResult> {
+  async #completeOnce(
+    retention: number,
+    record: string | undefined,
+    persist: boolean,
+  ): Promise<CompleteResult> {
     // Released by the job itself: COMPLETE still records it (the key is absent, or taken over and
     // then left alone), after that release round so the two never interleave. Read before any
     // await: a release() called from now on reports this completion (and waits for it).
@@ -348,7 +353,22 @@ export class LockHandle implements Lock {
     if (releasing !== undefined) await releasing;
     const { keys, token, timeoutMs } = this.#grant;
     const core = this.#core;
-    const round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
+    let round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
+    // persist (idempotency, SAFETY.md §6b I1): re-send until a majority holds the marker, while
+    // our token still holds the key on a majority (before the validity end), so that the claim
+    // is never given up before the record is on a majority. A re-send finding the marker leaves
+    // the first record (COMPLETE), so only the nodes that missed it change.
+    for (let pause = core.options.retryDelay; persist && !round.ok; ) {
+      // Another holder on more than N − Q nodes: no re-send can reach a majority.
+      const taken = round.outcomes.filter((o) => o.status === "held").length;
+      if (taken > core.nodes.length - core.quorum) break;
+      const left = this.#validUntil - performance.now() - timeoutMs;
+      if (left <= 0 || !this.#canResend(timeoutMs)) break;
+      await sleep(Math.min(left, pause * (0.5 + random() / 2)));
+      if (this.#validUntil - performance.now() - timeoutMs <= 0) break;
+      pause = Math.min(2 * pause, core.options.retryDelayMax);
+      round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
+    }
     // A caller of this instance waiting for the key now finds the marker on a majority.
     this.#grant.local.end();
     const { outcomes } = round;
@@ -356,6 +376,15 @@ export class LockHandle implements Lock {
     const result = round.ok ? "recorded" : "unrecorded";
     core.emit({ type: "complete", key: this.key, result, durationMs, outcomes });
     return { recorded: round.ok, outcomes };
+  }
+
+  /** Whether the budget (if any) leaves time and node requests for one more round. */
+  #canResend(timeoutMs: number): boolean {
+    const budget = this.#budget;
+    if (budget === undefined) return true;
+    return (
+      budget.remaining() > timeoutMs && budget.remainingSubrequests() >= this.#core.nodes.length
+    );
   }
 
   async #releaseOnce(): Promise<ReleaseResult> {
@@ -440,4 +469,27 @@ export function complete(lock: Lock, retention: number, record?: string): Promis
     throw new ConfigurationError("lock", "expected a lock acquired through createLocks()");
   }
   return completeHandle(lock, retention, record);
+}
+
+/**
+ * {@link complete}, re-sending COMPLETE (with backoff from `retryDelay` to `retryDelayMax`) until
+ * a majority holds the marker, for as long as the lock is still valid (its token is on a
+ * majority: docs/SAFETY.md E2) with a request timeout to spare, and the budget allows another
+ * round. The idempotency layer's record write: the claim is never given up before its record
+ * is on a majority, unless that time runs out (then `recorded` is false and the token stays
+ * where COMPLETE did not run, until its TTL).
+ *
+ * @throws {ConfigurationError} `lock` did not come from `createLocks`
+ * @example
+ * const { recorded } = await completePersistently(lock, 86_400_000, record);
+ */
+export function completePersistently(
+  lock: Lock,
+  retention: number,
+  record?: string,
+): Promise<CompleteResult> {
+  if (!(lock instanceof LockHandle)) {
+    throw new ConfigurationError("lock", "expected a lock acquired through createLocks()");
+  }
+  return completeHandle(lock, retention, record, true);
 }

@@ -53,6 +53,19 @@ const idempotent = (body: number, hold: number): OpSpec => ({
   wait: 0,
 });
 
+/** A request with `Idempotency-Key` "k0" (body 0) with a claim of `lease` ms held `hold` ms. */
+const idempotentFor = (lease: number, hold: number): OpSpec => ({
+  kind: "idempotent",
+  key: 0,
+  body: 0,
+  lease,
+  hold,
+  fail: false,
+  wait: 0,
+});
+
+const pause = (ms: number): OpSpec => ({ kind: "pause", ms });
+
 /** Three callers of one instance that keep re-acquiring with short holds. */
 const busyLocal = (start: number): CallerSpec =>
   caller(start, ...Array.from({ length: 6 }, () => acquire(1_000, 4_000, 20)));
@@ -176,6 +189,78 @@ export const REGRESSIONS = {
     },
     mutant: "e-done-ignored",
     finds: "idempotent-once",
+  },
+  /**
+   * a (issue 22): a request with an Idempotency-Key runs (lease 400 ms) while requests fail
+   * (harsh weather), and another instance retries it three times after the lease. Its record
+   * write did not reach a majority in one round; before the fix the run ended "not stored", the
+   * claim ran out with its lease, and a retry (whose lookup missed the one node with the record)
+   * ran the handler again without anyone being told (idempotent-once). Now the write is re-sent
+   * while the claim is valid. The fix is in the client (no mutant): undone by hand, this schedule
+   * fails.
+   */
+  "a-idempotent-record-write": {
+    spec: {
+      seed: 135,
+      nodes: 3,
+      weather: "harsh",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [caller(0, idempotentFor(400, 100), acquire(500, 3_000, 10))],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(
+              700,
+              idempotentFor(400, 0),
+              pause(300),
+              idempotentFor(400, 0),
+              pause(600),
+              idempotentFor(400, 0),
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  /** a (issue 22) on one node: its record write fails once (harsh weather); the same story. */
+  "a-idempotent-record-write-one-node": {
+    spec: {
+      seed: 53,
+      nodes: 1,
+      weather: "harsh",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [caller(0, idempotentFor(400, 100), acquire(500, 3_000, 10))],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(
+              700,
+              idempotentFor(400, 0),
+              pause(300),
+              idempotentFor(400, 0),
+              pause(600),
+              idempotentFor(400, 0),
+            ),
+          ],
+        },
+      ],
+    },
   },
   /**
    * f (issue 15): a lock handed on with a ticket that a queue delivers twice, at once, to two

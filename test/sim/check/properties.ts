@@ -11,7 +11,8 @@
  *    a polling waiter none against callers that found their instance idle);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
  * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
- * job after a recorded run, and for Idempotency-Key requests a second run after a kept response,
+ * job after a recorded run, and for Idempotency-Key requests a second run after a kept response
+ * or after any answer below 500 unless its record failed, the app was told and its claim ran out,
  * a replay that is not a successful run's response for the same body, a 422 without another body.
  *
  * Properties 1–3 come from the real-server safety checker (`test/safety/harness/checker.ts`). A
@@ -133,6 +134,7 @@ function idempotentRuns(observed: Observations): Finding[] {
       storedEnd.set(run.key, Math.min(end ?? Infinity, run.endedAt));
     }
   }
+  found.push(...idempotentAnswered(observed));
   const succeeded = observed.idempotentRuns.filter((r) => !r.fail);
   for (const answer of observed.idempotentAnswers) {
     if (answer.kind === "replay") {
@@ -147,6 +149,36 @@ function idempotentRuns(observed: Observations): Finding[] {
         const detail = `${answer.key} (body ${answer.body}) got 422 at ${answer.at} without another body's run`;
         found.push({ property: "idempotent-422", detail });
       }
+    }
+  }
+  return found;
+}
+
+/**
+ * Idempotency-Key, SAFETY.md §6b I1 (issue 22 a): after a run answered a kept status (below
+ * 500), no run of its key starts unless its record failed to reach a majority — and then only
+ * when the app was told (`onUnrecorded`) and the run's claim had run out (its validity end): the
+ * claim is never given up before the record is on a majority. Every request the run sent may
+ * have run; a failed record round must be re-sent, not dropped.
+ */
+function idempotentAnswered(observed: Observations): Finding[] {
+  const found: Finding[] = [];
+  const runs = [...observed.idempotentRuns].sort((a, b) => a.at - b.at);
+  for (const [i, first] of runs.entries()) {
+    const { endedAt, status } = first;
+    if (endedAt === undefined || status === undefined || status >= 500) continue;
+    if (first.stored === true) continue; // "idempotent-once" covers a kept record
+    for (const later of runs.slice(i + 1)) {
+      if (later.key !== first.key || later.at < endedAt) continue;
+      const why =
+        first.told !== true
+          ? "its record was not kept and nobody was told"
+          : later.at < (first.claimEnd ?? Infinity)
+            ? `its claim was given up before its validity end ${first.claimEnd}`
+            : undefined;
+      if (why === undefined) continue;
+      const detail = `${later.key} ran again at ${later.at} after a run answered ${status} at ${endedAt}: ${why}`;
+      found.push({ property: "idempotent-once", detail });
     }
   }
   return found;

@@ -59,6 +59,12 @@ export type OpSpec =
       readonly fail: boolean;
       /** How long a duplicate waits for the first request's result. */
       readonly wait: number;
+      /**
+       * A client's retries: the same request sent again this many times, `gap` ms after each
+       * answer (past the claim's lease, the record alone must stop a second run).
+       */
+      readonly retries?: number | undefined;
+      readonly gap?: number | undefined;
     }
   | {
       /**
@@ -168,6 +174,22 @@ const op = (keys: number): fc.Arbitrary<OpSpec> =>
         hold: fc.integer({ min: 0, max: 1_000 }),
         fail: fc.constantFrom(false, false, false, true),
         wait: fc.oneof(fc.constant(0), fc.integer({ min: 50, max: 2_000 })),
+      }),
+    },
+    {
+      // Retried requests (issue 22 a): the faults of every round (lookup, claim, record write)
+      // meet retries that come after the claim ran out.
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant("idempotent" as const),
+        key: fc.integer({ min: 0, max: 1 }),
+        body: fc.constant(0),
+        lease,
+        hold: fc.integer({ min: 0, max: 600 }),
+        fail: fc.constantFrom(false, false, false, true),
+        wait: fc.oneof(fc.constant(0), fc.integer({ min: 50, max: 1_000 })),
+        retries: fc.integer({ min: 1, max: 3 }),
+        gap: fc.integer({ min: 50, max: 1_600 }),
       }),
     },
     {
