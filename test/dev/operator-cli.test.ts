@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { formatMs, keysOf } from "../../src/dev/cli/operator";
+import { formatMs, keysOf, partsOf } from "../../src/dev/cli/operator";
 import { createLocks, once } from "../../src/index";
 import { uniquePrefix } from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
@@ -108,7 +108,8 @@ describe("edgelock inspect", () => {
       nodesEnv(),
     );
     expect(status).toBe(0);
-    const blocks = stdout.trimEnd().split("\n\n");
+    const [note, ...blocks] = stdout.trimEnd().split("\n\n");
+    expect(note).toBe('no key "account:1, account:2" on any node; as the keys of one lock:');
     expect(blocks.map((b) => b.split("\n")[0])).toEqual([
       `lock "account:1" (prefix "${prefix}") on 3 node(s)`,
       `lock "account:2" (prefix "${prefix}") on 3 node(s)`,
@@ -129,6 +130,48 @@ describe("edgelock inspect", () => {
     await lock.release();
   });
 
+  it("a key that contains ', ' is one key: inspected and force-released as itself, others untouched", async () => {
+    const prefix = uniquePrefix("cli");
+    const locks = createLocks({ nodes: dev.cluster.nodes, prefix });
+    const named = await locks.acquire("customer:Smith, John", { lease: 30_000 });
+    const smith = await locks.acquire("customer:Smith", { lease: 30_000 });
+    const inspected = await run(
+      ["inspect", "customer:Smith, John", "--prefix", prefix],
+      nodesEnv(),
+    );
+    expect(inspected.stdout.split("\n")[0]).toBe(
+      `lock "customer:Smith, John" (prefix "${prefix}") on 3 node(s)`,
+    );
+    expect(inspected.stdout).not.toContain('lock "customer:Smith" ');
+    const yes = await run(
+      ["force-release", "customer:Smith, John", "--prefix", prefix, "--yes"],
+      nodesEnv(),
+    );
+    expect(yes.stdout.trimEnd().split("\n").at(-1)).toBe("deleted on 3 of 3 nodes");
+    expect(await dev.direct(0).get(`${prefix}customer:Smith, John`)).toBeNull();
+    expect(await dev.direct(0).get(`${prefix}customer:Smith`)).toBe(smith.token);
+    expect(named.token).not.toBe(smith.token);
+    await smith.release();
+  });
+
+  it("force-release checks every key before it deletes any", async () => {
+    const prefix = uniquePrefix("cli");
+    const lock = await createLocks({ nodes: dev.cluster.nodes, prefix }).acquire("orders:1", {
+      lease: 30_000,
+    });
+    const bad = await run(
+      ["force-release", "orders:1", "orders:2:wait", "--prefix", prefix, "--yes"],
+      nodesEnv(),
+    );
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.split("\n")[0]).toBe(
+      'edgelock: <key> "orders:2:wait": must not end with ":wait" (the name of a key\'s wait room)',
+    );
+    expect(bad.stdout).toBe("");
+    expect(await dev.direct(0).get(`${prefix}orders:1`)).toBe(lock.token);
+    await lock.release();
+  });
+
   it("durations read as people read them", () => {
     expect(
       [0, 850, 9_960, 60_000, 250_000, 3_600_000, 86_390_643, 90_061_000].map(formatMs),
@@ -142,7 +185,9 @@ describe("edgelock inspect", () => {
       "23 h 59 min",
       "1 d 1 h",
     ]);
-    expect(keysOf(["account:1, account:2", "account:1"])).toEqual(["account:1", "account:2"]);
+    expect(keysOf(["customer:Smith, John", "a", "a"])).toEqual(["customer:Smith, John", "a"]);
+    expect(partsOf("account:1, account:2")).toEqual(["account:1", "account:2"]);
+    expect(partsOf("account:1")).toBeUndefined();
   });
 
   it("nodes from --nodes <file> (edgelock dev --json output) or UPSTASH_REDIS_REST_*; none → exit 2", async () => {

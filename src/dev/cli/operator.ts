@@ -15,6 +15,7 @@ import {
   type NodeOutcome,
   nodesFromEnv,
 } from "../../index";
+import { checkKey } from "../../options";
 import { reasonOf } from "../../quorum/report";
 import { parse, UsageError } from "./args";
 
@@ -26,8 +27,8 @@ export const INSPECT_USAGE = `Usage: edgelock inspect <key>… [options]
 
 Shows what every node holds for a lock key: held / done / reserved / absent / failed, the time
 left and the fence counter, then a summary. A lock on several keys is shown key by key: pass the
-keys, or its name as errors print it ("account:1, account:2"). Exit status 1 when a majority of
-nodes failed.
+keys, or its name as errors print it ("account:1, account:2": shown key by key when no key has
+that very name). Exit status 1 when a majority of nodes failed.
 
 Options:
 ${NODE_OPTIONS}
@@ -37,8 +38,8 @@ ${NODE_OPTIONS}
 export const FORCE_RELEASE_USAGE = `Usage: edgelock force-release <key>… [options]
 
 Deletes a lock key on every node, whoever holds it (the holder is not told; its fence counter
-stays). A lock on several keys: pass the keys, or its name as errors print it. Asks for
-confirmation unless --yes. Exit status 1 when a node failed.
+stays). A lock on several keys: pass each of its keys. Every key is checked before anything is
+deleted. Asks for confirmation unless --yes. Exit status 1 when a node failed.
 
 Options:
 ${NODE_OPTIONS}
@@ -84,14 +85,28 @@ export function loadNodes(file: string | undefined, env: NodeJS.ProcessEnv): Nod
 }
 
 /**
- * The keys named on the command line. A lock on several keys is named in errors as its keys
- * joined by ", " (`LockBusyError: "account:1, account:2" …`): that form is split, so what an
- * error printed can be pasted as it is.
+ * The keys named on the command line, each checked as a lock key before anything is sent (so a
+ * bad key among several leaves every node untouched). Never split: a key may contain ", ".
  */
 export function keysOf(positionals: string[]): string[] {
-  const keys = positionals.flatMap((p) => p.split(", ")).filter((k) => k !== "");
-  if (keys.length === 0) throw new UsageError("missing <key>");
-  return [...new Set(keys)];
+  if (positionals.length === 0) throw new UsageError("missing <key>");
+  for (const key of positionals) {
+    try {
+      checkKey(key, false);
+    } catch (error) {
+      throw new UsageError(`<key> "${key}": ${(error as Error).message.replace(/^.*?: /, "")}`);
+    }
+  }
+  return [...new Set(positionals)];
+}
+
+/**
+ * A lock on several keys is named in errors as its keys joined by ", " (`LockBusyError:
+ * "account:1, account:2" …`); its parts, when `name` is such a name.
+ */
+export function partsOf(name: string): string[] | undefined {
+  const parts = name.split(", ").filter((k) => k !== "");
+  return parts.length > 1 ? [...new Set(parts)] : undefined;
 }
 
 /** A duration for people: `850 ms`, `9.9 s`, `4 min 10 s`, `23 h 59 min`, `2 d 3 h`. */
@@ -129,11 +144,22 @@ export async function inspect(
   const locks = createLocks({ nodes, prefix });
   const out: string[] = [];
   let code = 0;
-  for (const key of keys) {
-    const one = await inspectKey(locks, key, prefix, values.json === true);
-    if (out.length > 0 && !values.json) out.push("");
+  const json = values.json === true;
+  const show = (one: { out: string[]; code: number }) => {
+    if (out.length > 0 && !json) out.push("");
     out.push(...one.out);
     code = Math.max(code, one.code);
+  };
+  for (const key of keys) {
+    const one = await inspectKey(locks, key, prefix, json);
+    const parts = partsOf(key);
+    // A multi-key lock's name as an error printed it: no key of that name, so show its keys.
+    if (parts === undefined || one.present) {
+      show(one);
+      continue;
+    }
+    if (!json) show({ out: [`no key "${key}" on any node; as the keys of one lock:`], code: 0 });
+    for (const part of parts) show(await inspectKey(locks, part, prefix, json));
   }
   return { out, code };
 }
@@ -143,8 +169,9 @@ async function inspectKey(
   key: string,
   prefix: string,
   json: boolean,
-): Promise<{ out: string[]; code: number }> {
+): Promise<{ out: string[]; code: number; present: boolean }> {
   const result = await locks.inspect(key);
+  const present = result.nodes.some((o) => o.status === "held" || o.status === "done");
   const n = result.nodes.length;
   const failed = result.nodes.filter((o) => stateOf(o) === "failed").length;
   const quorum = Math.floor(n / 2) + 1;
@@ -165,7 +192,8 @@ async function inspectKey(
       done: result.done,
       retryAfter: result.retryAfter ?? null,
     };
-    return { out: [JSON.stringify({ ...summary, fence: result.fence, nodes: plain })], code };
+    const line = JSON.stringify({ ...summary, fence: result.fence, nodes: plain });
+    return { out: [line], code, present };
   }
   const width = Math.max(...result.nodes.map((o) => o.host.length));
   const out = [`lock "${key}" (prefix "${prefix}") on ${n} node(s)`];
@@ -191,9 +219,13 @@ async function inspectKey(
             ? failed === 0
               ? `free on all ${n} nodes`
               : `free: absent on every node that answered (${failed} failed)`
-            : `free: held on ${held} of ${n} nodes, not a majority (it expires with its TTL)`,
+            : `free: held on ${held} of ${n} nodes, not a majority (${
+                result.nodes.some((o) => o.status === "held" && o.pttl === -1)
+                  ? "no expiry: only force-release removes it"
+                  : "it expires with its TTL"
+              })`,
   );
-  return { out, code };
+  return { out, code, present };
 }
 
 /** Output of `force-release`: the lines and the exit status (asks on a TTY unless --yes). */
