@@ -22,7 +22,7 @@ export interface ScheduledControllerLike {
  * A skipped trigger, as passed to `onSkip`.
  *
  * @example
- * { key: "scheduled:0 3 * * *:1767225600000", reason: "done", retryAfter: 86_123_456 }
+ * { key: "scheduled:daily-digest:0 3 * * *:1767225600000", reason: "done", retryAfter: 86_123_456 }
  */
 export interface ScheduledSkip {
   /** The dedupe key (without the manager's prefix). */
@@ -68,6 +68,7 @@ export type ScheduledHandler<
  * @example
  * const options: DedupeScheduledOptions<Env> = {
  *   locks: (env) => locksFor(env),
+ *   name: "daily-digest",
  *   lease: 60_000,
  *   retention: 2 * 24 * 60 * 60 * 1000,
  *   onSkip: (skip, controller) => console.log(`cron ${controller.cron}: ${skip.reason}, skipped`),
@@ -83,8 +84,16 @@ export interface DedupeScheduledOptions<
    */
   readonly locks: Locks | ((env: Env) => Locks);
   /**
-   * The dedupe key of one event (without the manager's prefix).
-   * @default `scheduled:${controller.cron}:${controller.scheduledTime}`
+   * The job's name, unique among the Workers that share the nodes and prefix (e.g. the Worker's
+   * script name): part of the default key, so two Workers with the same cron each run their own
+   * job. Required unless `key` is given (the runtime tells a Worker neither its own name nor any
+   * other identity of the job).
+   */
+  readonly name?: string;
+  /**
+   * The dedupe key of one event (without the manager's prefix), instead of the default
+   * `scheduled:${name}:${controller.cron}:${controller.scheduledTime}`. It must name the job: a
+   * key two jobs share runs only one of them per scheduled time.
    */
   readonly key?: (controller: Controller, env: Env) => string;
   /**

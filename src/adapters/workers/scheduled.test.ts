@@ -23,16 +23,25 @@ describe("dedupeScheduled (Workers) options", () => {
     ["options", () => dedupeScheduled(job, undefined as never)],
     ["locks", () => dedupeScheduled(job, { locks: "locks" as never })],
     ["key", () => dedupeScheduled(job, { locks, key: "k" as never })],
-    ["retention", () => dedupeScheduled(job, { locks, retention: -5 })],
-    ["lease", () => dedupeScheduled(job, { locks, lease: 0 })],
-    ["budget", () => dedupeScheduled(job, { locks, budget: {} as never })],
-    ["onSkip", () => dedupeScheduled(job, { locks, onSkip: true as never })],
+    ["retention", () => dedupeScheduled(job, { locks, name: "job", retention: -5 })],
+    ["lease", () => dedupeScheduled(job, { locks, name: "job", lease: 0 })],
+    ["budget", () => dedupeScheduled(job, { locks, name: "job", budget: {} as never })],
+    ["onSkip", () => dedupeScheduled(job, { locks, name: "job", onSkip: true as never })],
     ["noRetry", () => dedupeScheduled(job, { locks, noRetry: false } as never)],
+    ["name", () => dedupeScheduled(job, { locks })],
+    ["name", () => dedupeScheduled(job, { locks, name: " " })],
+    ["name", () => dedupeScheduled(job, { locks, name: 7 as never })],
+    ["name", () => dedupeScheduled(job, { locks, name: "a", key: () => "k" })],
   ])("rejects a bad `%s` when wrapping", (option, wrap) => {
     expect(optionOf(wrap)).toBe(option);
   });
 
+  it("a missing name says why the key needs it", () => {
+    expect(() => dedupeScheduled(job, { locks })).toThrow(/two Workers on the same cron/);
+  });
+
   it("accepts a complete configuration", () => {
+    expect(dedupeScheduled(job, { locks, name: "daily-digest" }).length).toBe(3);
     const scheduled = dedupeScheduled(job, {
       locks: () => locks,
       key: (controller) => `report:${controller.scheduledTime}`,
