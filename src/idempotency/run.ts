@@ -6,7 +6,7 @@ import {
   isQuorumError,
   type LockError,
 } from "../errors";
-import { complete, isCompletable } from "../lock/handle";
+import { complete, isCompletable, owesCompletion } from "../lock/handle";
 import { coreOf } from "../lock/locks";
 import { random, sleep } from "../lock/timing";
 import type { Lock, Locks } from "../lock/types";
@@ -236,6 +236,7 @@ async function runClaimed<R>(
   handler: (lock: Lock) => Promise<HandlerAnswer<R>>,
 ): Promise<IdempotentOutcome<R>> {
   let answer: HandlerAnswer<R>;
+  owesCompletion(lock, "the Idempotency-Key layer", options.ttl);
   try {
     answer = await handler(lock);
   } catch (error) {
