@@ -349,7 +349,8 @@ return -1
  * must not count towards the raise's majority (docs/SAFETY.md, fence monotonicity). Where it counts
 the counter keeps no expiry (a one-shot key's counter may have one from an earlier run's end:
 from this grant on it lives until this run's own end gives it one again); where it does not
-count, a raise keeps the counter's expiry. Several keys:
+count, a raise keeps the counter's expiry, and a counter it creates beside a done marker expires
+with the marker (a late raise of the run that wrote it). Several keys:
  * every counter is raised, the reply's counter is the highest, and the raise counts only when
  * every lock key holds our token or is absent.
  */
@@ -365,6 +366,9 @@ for i = 1, math.ceil(#KEYS / 3) do
   if counter < target then
     redis.call("SET", KEYS[3 * i - 1], ARGV[1])
     counter = target
+    if not mine and left == -2 and string.sub(current, 1, 5) == "done:" then
+      left = redis.call("PTTL", KEYS[3 * i - 2])
+    end
     if left > 0 and not mine then
       redis.call("PEXPIRE", KEYS[3 * i - 1], left)
     end

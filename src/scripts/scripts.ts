@@ -131,7 +131,7 @@ export interface RaiseReply {
 export const FENCE_RAISE: Script<RaiseReply> = {
   name: "fence-raise",
   lua: FENCE_RAISE_LUA,
-  sha1: "adfd78dd09422e3fee6c0567162ab3f37de81710",
+  sha1: "37f814b35ddc57efbadffb28466e627a708baeee",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;

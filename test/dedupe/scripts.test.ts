@@ -168,6 +168,16 @@ describe("a one-shot key's fence counter", () => {
     }
   });
 
+  it("FENCE_RAISE creating a counter beside a done marker makes it expire with the marker", async () => {
+    const [key, fence] = keys();
+    await direct().set(key, `done:${TOKEN}`, "PX", 30_000);
+    expect(await raise(key, fence, 3, TOKEN)).toEqual([0, 3]);
+    expect(await direct().get(fence)).toBe("3");
+    const pttl = await counterPttl(fence);
+    expect(pttl).toBeGreaterThan(25_000);
+    expect(pttl).toBeLessThanOrEqual(30_000);
+  });
+
   it("FENCE_RAISE that does not count keeps the counter's expiry, raised or not", async () => {
     for (const target of [2, 9]) {
       const [key, fence] = keys();

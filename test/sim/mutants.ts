@@ -10,6 +10,7 @@
 
 import {
   ACQUIRE,
+  COMPLETE,
   EXTEND,
   FENCE_RAISE,
   HANDOVER,
@@ -106,6 +107,18 @@ export const MUTANTS = {
       mutate(script, "    elseif poll == nil then\n", "    elseif poll == nil and before then\n"),
     ),
   ),
+  /**
+   * j (issue 22): COMPLETE leaves the fence counter as it is, so every once()/scheduled occurrence
+   * and every Idempotency-Key request with fencing leaves a counter that never expires.
+   */
+  "j-counter-never-expires": new Map([
+    [
+      COMPLETE.sha1,
+      mutate(COMPLETE, "outlive(KEYS[2], ARGV[2])", "")[1]
+        .split("outlive(KEYS[2], ARGV[2])")
+        .join(""),
+    ],
+  ]),
 } satisfies Record<string, ScriptOverrides>;
 
 /** Name of a mutant. */

@@ -216,6 +216,12 @@ const CASES: readonly Case[] = [
     args: ["11", T],
   },
   {
+    name: "fence raise beside a marker, new counter expires with it",
+    setup: [hold("done:x", "60000")],
+    script: FENCE_RAISE,
+    args: ["11", T],
+  },
+  {
     name: "fence raise other, counter expiry kept",
     setup: [hold("x"), fence(2), ["PEXPIRE", "f", "30000"]],
     script: FENCE_RAISE,
