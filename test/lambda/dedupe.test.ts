@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { dedupeScheduled, type ScheduledRuleEvent } from "../../src/adapters/lambda/index";
-import { isQuorumError } from "../../src/errors";
+import { isConfigurationError, isQuorumError } from "../../src/errors";
 import { createLocks, type LockEvent } from "../../src/index";
 import { pttlBack, readBack, resetCluster, sleep, uniquePrefix } from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
@@ -148,6 +148,22 @@ describe("dedupeScheduled: EventBridge rule", () => {
     expect(await handler(ruleEvent(time), target(report))).toMatchObject({ reason: "done" });
     expect(await handler(ruleEvent(time), target(audit))).toMatchObject({ reason: "done" });
     expect(runs).toHaveLength(2);
+  });
+
+  it("lock.ticket() inside the job rejects with ConfigurationError `ticket`; a duplicate is skipped", async () => {
+    let refusal: unknown;
+    const prefix = uniquePrefix("lambda-dedupe-ticket");
+    const handler = dedupeScheduled(
+      async (_event: unknown, _context, lock) => {
+        refusal = await lock.ticket().catch((e: unknown) => e);
+        return "rebuilt";
+      },
+      { locks: createLocks({ nodes: dev.cluster.nodes, prefix }) },
+    );
+    const time = nextTime();
+    expect(await handler(ruleEvent(time), fakeContext(10_000))).toBe("rebuilt");
+    expect(isConfigurationError(refusal) && refusal.option).toBe("ticket");
+    expect(await handler(ruleEvent(time), fakeContext(10_000))).toMatchObject({ reason: "done" });
   });
 
   it("different occurrences of the rule each run", async () => {

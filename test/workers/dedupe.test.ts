@@ -12,7 +12,14 @@ import {
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
 import worker from "../../functions/worker";
-import { budget, createLocks, isQuorumError, type Lock, once } from "../../src";
+import {
+  budget,
+  createLocks,
+  isConfigurationError,
+  isQuorumError,
+  type Lock,
+  once,
+} from "../../src";
 import { dedupeScheduled, type ScheduledSkip } from "../../src/adapters/workers";
 import {
   healAll,
@@ -143,6 +150,23 @@ describe("dedupeScheduled in workerd", () => {
     await cleanup(d.controller, env, d.ctx);
     expect(runs.sort()).toEqual(["cleanup", "digest"]);
     expect(events.map((e) => e.noRetry.mock.calls.length)).toEqual([0, 0, 1, 1]);
+  });
+
+  it("lock.ticket() inside the job rejects with ConfigurationError `ticket`; the run is still recorded", async () => {
+    let refusal: unknown;
+    const { runs, locks, scheduled } = setup(async (lock) => {
+      refusal = await lock.ticket().catch((e: unknown) => e);
+      expect(lock.signal.aborted).toBe(false);
+    });
+    const time = nextTime();
+    const first = delivery(time);
+    await scheduled(first.controller, env, first.ctx);
+    expect(isConfigurationError(refusal) && refusal.option).toBe("ticket");
+    expect((await locks.inspect(`scheduled:digest:${CRON}:${time}`)).done).toBe(true);
+    const duplicate = delivery(time);
+    await scheduled(duplicate.controller, env, duplicate.ctx);
+    expect(duplicate.noRetry).toHaveBeenCalledOnce();
+    expect(runs).toEqual([time]);
   });
 
   it("costs 2N subrequests for a run and N for a skipped duplicate, charged to the budget", async () => {
