@@ -119,6 +119,17 @@ export const MUTANTS = {
         .join(""),
     ],
   ]),
+  /**
+   * j (issue 22), second half: a late fence raise that creates a counter beside a done marker
+   * leaves it without expiry (the marker's PTTL is not given to it).
+   */
+  "j-late-raise-lasting-counter": new Map([
+    mutate(
+      FENCE_RAISE,
+      'if not mine and left == -2 and string.sub(current, 1, 5) == "done:" then',
+      "if false then",
+    ),
+  ]),
 } satisfies Record<string, ScriptOverrides>;
 
 /** Name of a mutant. */

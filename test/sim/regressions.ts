@@ -336,4 +336,30 @@ export const REGRESSIONS = {
     mutant: "j-counter-never-expires",
     finds: "counter-expiry",
   },
+  /**
+   * j, second half (found by the one-shot workload): `once()` with fencing in faulty weather; the
+   * grant's fence raise reaches one node only after COMPLETE wrote the marker there. Undone, that
+   * raise creates the counter without expiry beside the marker.
+   */
+  "j-late-raise-beside-marker": {
+    spec: {
+      seed: 981_176_557,
+      nodes: 3,
+      weather: "faulty",
+      restarts: "none",
+      fencing: true,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 0.99,
+          callers: [
+            caller(0, { kind: "onceTicket", wrapper: "once", key: 0, hold: 0 }, acquire(150, 0, 0)),
+          ],
+        },
+      ],
+    },
+    mutant: "j-late-raise-lasting-counter",
+    finds: "counter-expiry",
+  },
 } satisfies Record<string, Regression>;
