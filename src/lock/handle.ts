@@ -267,8 +267,8 @@ export class LockHandle implements Lock {
         "ticket",
         `a lock held by ${wrapper} cannot be handed on: ${wrapper} records the run (its done ` +
           "marker) with this holder's token when the function returns, so a resumed lock could " +
-          "not be completed. The lock is still held; take a lock of its own for work that " +
-          "continues elsewhere",
+          "not be completed. This lock is unchanged (still yours); take a lock of its own for " +
+          "work that continues elsewhere",
       );
     }
     const lease = options?.lease;
