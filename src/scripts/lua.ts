@@ -369,8 +369,8 @@ for i = 1, math.ceil(#KEYS / 3) do
     if not mine and left == -2 and string.sub(current, 1, 5) == "done:" then
       left = redis.call("PTTL", KEYS[3 * i - 2])
     end
-    if left > 0 and not mine then
-      redis.call("PEXPIRE", KEYS[3 * i - 1], left)
+    if left >= 1 and not mine then
+      redis.call("PEXPIRE", KEYS[3 * i - 1], math.floor(left))
     end
   elseif mine and left >= 0 then
     redis.call("SET", KEYS[3 * i - 1], tostring(counter))

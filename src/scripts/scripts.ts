@@ -131,7 +131,7 @@ export interface RaiseReply {
 export const FENCE_RAISE: Script<RaiseReply> = {
   name: "fence-raise",
   lua: FENCE_RAISE_LUA,
-  sha1: "37f814b35ddc57efbadffb28466e627a708baeee",
+  sha1: "740f940ba9ad6a42bb09d2caed8d55572a734507",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
