@@ -7,7 +7,7 @@ import {
   isQuorumError,
   type LockError,
 } from "../errors";
-import { completePersistently, isCompletable } from "../lock/handle";
+import { completePersistently, isCompletable, owesCompletion } from "../lock/handle";
 import { coreOf } from "../lock/locks";
 import { random, sleep } from "../lock/timing";
 import type { Lock, Locks } from "../lock/types";
@@ -251,6 +251,7 @@ async function runClaimed<C, R>(
   handler: (lock: Lock) => Promise<HandlerAnswer<R>>,
 ): Promise<IdempotentOutcome<R>> {
   let answer: HandlerAnswer<R>;
+  owesCompletion(lock, "the Idempotency-Key layer", options.ttl);
   try {
     answer = await handler(lock);
   } catch (error) {

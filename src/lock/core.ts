@@ -353,11 +353,17 @@ export class LockCore {
       waitAll?: boolean;
       wake?: boolean;
       before?: number | undefined;
+      /** A one-shot run's counter lifetime (RELEASE ARGV[5]); sent with `wake` only. */
+      counterMs?: number | undefined;
     } = {},
   ): Promise<Round<CasReply>> {
-    const { nodes = this.nodes, holds, waitAll = false, wake = false, before } = scope;
+    const { nodes = this.nodes, holds, waitAll = false, wake = false, before, counterMs } = scope;
     const args = wake ? [token, String(Date.now()), String(reservationFor(timeoutMs))] : [token];
     if (wake && before !== undefined) args.push(String(before));
+    if (wake && counterMs !== undefined) {
+      if (before === undefined) args.push("");
+      args.push(String(counterMs));
+    }
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,

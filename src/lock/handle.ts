@@ -40,6 +40,14 @@ let completeHandle: (
 ) => Promise<CompleteResult>;
 /** Every node's answer to a handle's release (set in the class's static block). */
 let releaseSettledOf: (handle: LockHandle) => Promise<unknown>;
+/** Set by the class's static block: see {@link owesCompletion}. */
+let markOwed: (handle: LockHandle, owed: Owed) => void;
+
+/** A wrapper that ends the lock with {@link complete}, and its marker's retention (ms). */
+interface Owed {
+  readonly wrapper: string;
+  readonly retention: number;
+}
 
 /**
  * A held lock (see {@link Lock}). Keeps its validity end on the monotonic clock, arms a timer that
@@ -75,6 +83,8 @@ export class LockHandle implements Lock {
   #gone = false;
   #completing: Promise<CompleteResult> | undefined;
   #ticketing: Promise<LockTicket> | undefined;
+  /** Held by a wrapper that completes it (see {@link owesCompletion}). */
+  #owed: Owed | undefined;
 
   static {
     completeHandle = (handle, retention, record, persist = false) => {
@@ -83,6 +93,9 @@ export class LockHandle implements Lock {
       return handle.#completing;
     };
     releaseSettledOf = (handle) => handle.#releaseSettled;
+    markOwed = (handle, owed) => {
+      handle.#owed = owed;
+    };
   }
 
   constructor(core: LockCore, grant: Grant, budget: Budget | undefined, autoExtend: boolean) {
@@ -270,6 +283,18 @@ export class LockHandle implements Lock {
   }
 
   async ticket(options?: { readonly lease?: number | undefined }): Promise<LockTicket> {
+    if (this.#owed !== undefined) {
+      // The wrapper writes the done marker with this holder's token when its function returns; a
+      // resumed lock holds another token, so neither could complete it. Nothing is sent.
+      const { wrapper } = this.#owed;
+      throw new ConfigurationError(
+        "ticket",
+        `a lock held by ${wrapper} cannot be handed on: ${wrapper} records the run (its done ` +
+          "marker) with this holder's token when the function returns, so a resumed lock could " +
+          "not be completed. This lock is unchanged (still yours); take a lock of its own for " +
+          "work that continues elsewhere",
+      );
+    }
     const lease = options?.lease;
     if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)) {
       throw new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`);
@@ -415,7 +440,13 @@ export class LockHandle implements Lock {
       releasing = Promise.all([handover.release, handover.acquire]).then(([round]) => round);
     } else {
       // Waiters of other instances placed before our next caller are served first (the room).
-      const scope = { holds, wake: true, before: line?.firstPlace() };
+      const scope = {
+        holds,
+        wake: true,
+        before: line?.firstPlace(),
+        // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5).
+        counterMs: this.#owed?.retention,
+      };
       releasing = core.releaseRound(keys, token, timeoutMs, this.#budget, scope);
     }
     this.#grant.local.end();
@@ -447,6 +478,20 @@ export async function releaseSettled(lock: Lock): Promise<ReleaseResult> {
   const result = await lock.release();
   if (lock instanceof LockHandle) await releaseSettledOf(lock);
   return result;
+}
+
+/**
+ * Mark `lock` as held by a wrapper that ends it with {@link complete} (`once()`, `dedupeScheduled`,
+ * an Idempotency-Key request): from now on `lock.ticket()` rejects with `ConfigurationError`
+ * `ticket` naming `wrapper` (the lock stays held), and a release gives the key's fence counter an
+ * expiry of at least `retention` ms (docs/SAFETY.md §5, one-shot keys). A lock not from
+ * `createLocks` is left alone. Internal to the wrappers.
+ *
+ * @example
+ * owesCompletion(lock, "once()", 86_400_000);
+ */
+export function owesCompletion(lock: Lock, wrapper: string, retention: number): void {
+  if (lock instanceof LockHandle) markOwed(lock, { wrapper, retention });
 }
 
 /** Whether {@link complete} can finish `lock` (it came from `createLocks`). */

@@ -383,4 +383,68 @@ export const REGRESSIONS = {
     mutant: "i-listeners-need-local-waiters",
     finds: "fairness",
   },
+  /**
+   * j (issue 22): with fencing, two triggers of one occurrence (`once()`), one of whose jobs tries
+   * to hand its lock on, two jobs on one schedule, and an Idempotency-Key request. Undone, COMPLETE leaves each key's fence
+   * counter without expiry beside its done marker: one counter per occurrence and request, for
+   * ever (property "counter-expiry").
+   */
+  "j-one-shot-counter-expires": {
+    spec: {
+      seed: 22,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: true,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(0, { kind: "onceTicket", wrapper: "once", key: 0, hold: 50 }),
+            caller(10, { kind: "scheduled", job: 0, time: 0, hold: 20 }),
+            // A plain fenced lock beside them: its counter keeps no expiry (exempt).
+            caller(60, acquire(1_000, 0, 50)),
+          ],
+        },
+        {
+          wake: true,
+          rate: 1,
+          callers: [
+            caller(5, { kind: "scheduled", job: 1, time: 0, hold: 20 }),
+            caller(30, idempotent(0, 40)),
+          ],
+        },
+      ],
+    },
+    mutant: "j-counter-never-expires",
+    finds: "counter-expiry",
+  },
+  /**
+   * j, second half (found by the one-shot workload): `once()` with fencing in faulty weather; the
+   * grant's fence raise reaches one node only after COMPLETE wrote the marker there. Undone, that
+   * raise creates the counter without expiry beside the marker.
+   */
+  "j-late-raise-beside-marker": {
+    spec: {
+      seed: 981_176_557,
+      nodes: 3,
+      weather: "faulty",
+      restarts: "none",
+      fencing: true,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 0.99,
+          callers: [
+            caller(0, { kind: "onceTicket", wrapper: "once", key: 0, hold: 0 }, acquire(150, 0, 0)),
+          ],
+        },
+      ],
+    },
+    mutant: "j-late-raise-lasting-counter",
+    finds: "counter-expiry",
+  },
 } satisfies Record<string, Regression>;

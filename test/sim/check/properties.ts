@@ -4,7 +4,8 @@
  * 1. with durable nodes, no two holders' `[granted, end]` intervals overlap;
  * 2. fences strictly increase in grant order, and the fenced store never accepts a stale write;
  * 3. the non-atomic read-modify-write under the lock loses no update;
- * 4. after quiescence only done markers and fence counters remain on the nodes;
+ * 4. after quiescence only done markers and fence counters remain on the nodes, and a done
+ *    marker's fence counter expires, no earlier than the marker (`counters.ts`);
  * 5. on fault-free schedules, a waiter whose wait outlasts the contention gets the lock, and no
  *    other instance's run of later callers overtakes a waiter by more than the documented bound
  *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound, and
@@ -26,6 +27,7 @@ import { HANDOVER_RUN_MAX } from "../../../src/lock/queue";
 import { checkHistory, intervalEnd, type Violation } from "../../safety/harness/checker";
 import type { GrantRecord, History, ResourceState, Wipe } from "../../safety/harness/history";
 import type { Observations, WaitRecord } from "../workload/actor";
+import { type Leftover, oneShotCounters } from "./counters";
 
 /** One finding, classified. */
 export interface Finding {
@@ -47,7 +49,7 @@ export interface CheckInput {
   readonly resource: Readonly<Record<string, ResourceState>>;
   readonly wipes: readonly Wipe[];
   /** Keys left on each node after quiescence, with their values. */
-  readonly remaining: ReadonlyArray<{ node: number; key: string; value: string | null }>;
+  readonly remaining: readonly Leftover[];
   /** Fault-free schedule (no request faults, no pauses, no restarts): liveness is checked. */
   readonly faultFree: boolean;
   /** Longest a free key may stay unused while someone waits (retries, reservations, drift). */
@@ -84,6 +86,7 @@ export function checkSchedule(input: CheckInput): Verdict {
     if (left.key.endsWith(":fence") || value.startsWith("done:")) continue;
     bugs.push({ property: "quiescence", detail: `node ${left.node}: ${left.key} = ${value}` });
   }
+  bugs.push(...oneShotCounters(input.remaining));
   for (const problem of observed.problems) {
     const finding = { property: problem.kind, detail: `${problem.detail} at ${problem.at}` };
     // A release finds a wiped node's token gone: `expired` is then what happened there.

@@ -12,6 +12,7 @@
 import type * as Edgelock from "../../../src/index";
 import type { GrantRecord } from "../../safety/harness/history";
 import type { Lib } from "../runtime/realm";
+import { onceTicketOp, scheduledOp } from "./one-shot";
 import type { OpSpec } from "./spec";
 import type { Clock, SimStore } from "./store";
 
@@ -210,6 +211,10 @@ async function runOp(ctx: ActorContext, op: OpSpec): Promise<void> {
       return idempotentOp(ctx, op);
     case "handoff":
       return handoffOp(ctx, op);
+    case "onceTicket":
+      return onceTicketOp(ctx, op);
+    case "scheduled":
+      return scheduledOp(ctx, op);
   }
 }
 

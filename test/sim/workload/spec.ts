@@ -8,6 +8,12 @@
  */
 
 import fc from "fast-check";
+import {
+  type OnceTicketSpec,
+  onceTicketArbitrary,
+  type ScheduledSpec,
+  scheduledArbitrary,
+} from "./one-shot";
 
 /** How often requests and streams misbehave (see `runtime/fates.ts` for the numbers). */
 export type Weather = "calm" | "faulty" | "harsh";
@@ -82,6 +88,8 @@ export type OpSpec =
       readonly to: number;
       readonly delay: number;
     }
+  | OnceTicketSpec
+  | ScheduledSpec
   | { readonly kind: "pause"; readonly ms: number };
 
 /** One caller (an async task of an instance): starts at `start`, runs `ops` in order. */
@@ -206,6 +214,8 @@ const op = (keys: number): fc.Arbitrary<OpSpec> =>
         delay: fc.integer({ min: 0, max: 1_200 }),
       }),
     },
+    { weight: 1, arbitrary: onceTicketArbitrary() },
+    { weight: 1, arbitrary: scheduledArbitrary() },
     {
       weight: 1,
       arbitrary: fc.record({
