@@ -232,6 +232,8 @@ async function idempotentRetries(
 
 /** The Worker's cron expression (wrangler.toml) and the demo's rebuild duration. */
 const CRON = "0 3 * * *";
+/** The job's `name` in functions/worker.ts: part of its dedupe key. */
+const JOB = "daily-report";
 const DEMO_REPORT_MS = 1_000;
 
 /**
@@ -257,7 +259,7 @@ async function cronDuplicates(
   const skipped = all.filter((r) => r.outcome === "ok" && r.noRetry).length;
   const failed = all.length - ran - skipped;
   const nodeRequests = await settledNodeRequests(cluster);
-  const key = `scheduled:${CRON}:${scheduledTime.getTime()}`;
+  const key = `scheduled:${JOB}:${CRON}:${scheduledTime.getTime()}`;
   const marker = await createLocks({ nodes: cluster.nodes, prefix }).inspect(key);
   const kept = marker.nodes.filter((o) => o.status === "done" && (o.pttl ?? 0) > 0);
   const keptMs = Math.max(0, ...kept.map((o) => o.pttl ?? 0));
