@@ -4,9 +4,11 @@
  *
  * @module
  */
+export { DEFAULT_SCOPE_COOKIES, DEFAULT_SCOPE_HEADERS } from "./digest";
 export { IDEMPOTENCY_KEY, MAX_KEY_LENGTH, parseKey } from "./header";
 export {
   DEFAULT_HEADERS,
+  DEFAULT_RETRY_AFTER,
   defaultStore,
   type IdempotencyOptions,
   type ResolvedIdempotency,

@@ -2,6 +2,15 @@ import type { Budget } from "../budget/budget";
 import { ConfigurationError, type NodeOutcome } from "../errors";
 import type { Locks } from "../lock/types";
 import { checkKnown, isLocks, optionalMs } from "../validate";
+import { DEFAULT_SCOPE_HEADERS, type ScopeRule } from "./digest";
+
+/**
+ * `Retry-After` of a 409 "in progress", ms (sent in whole seconds). The claim's remaining TTL
+ * says nothing about when the first request finishes: the claim is auto-extended while it runs
+ * (a 10 s lease answers "10 s" to a request that ends in 1 s). A short fixed hint lets a retry
+ * find the record soon after it is written; a retry that comes too early costs one more 409.
+ */
+export const DEFAULT_RETRY_AFTER = 1_000;
 
 /** Headers kept with a stored response unless `headers` says otherwise (never `set-cookie`). */
 export const DEFAULT_HEADERS: readonly string[] = [
@@ -67,9 +76,41 @@ export interface IdempotencyOptions<C> {
   readonly headers?: readonly string[];
   /**
    * Who is asking: keys are scoped by it, so one caller never gets another's stored response.
-   * @default a SHA-256 of the `Authorization` and `Cookie` headers
+   * Replaces the default, and then `scopeHeaders` and `scopeCookies` cannot be set.
+   * @default a SHA-256 of the credential headers (`scopeHeaders`) and session cookies
+   *   (`scopeCookies`) the request carries; with neither but other cookies, of its whole `Cookie`
+   *   header (only while `scopeCookies` is left unset)
+   * @example scope: (c) => c.get("userId")
    */
   readonly scope?: (c: C) => string | Promise<string>;
+  /**
+   * Request headers that carry the caller's credential, hashed by the default scope.
+   * @default `DEFAULT_SCOPE_HEADERS`: authorization, x-api-key, api-key, x-auth-token, x-access-token
+   * @example scopeHeaders: [...DEFAULT_SCOPE_HEADERS, "x-tenant-key"]
+   */
+  readonly scopeHeaders?: readonly string[];
+  /**
+   * Names of the cookies that identify a session, hashed by the default scope; other cookies are
+   * ignored. Set it to your session cookie's name (or `[]` when no cookie identifies the caller)
+   * and exactly those count.
+   * @default `DEFAULT_SCOPE_COOKIES` (common frameworks' session cookies), and a request with
+   *   none of them nor a credential header but with cookies is scoped by its whole `Cookie` header
+   * @example scopeCookies: ["my_app_session"]
+   */
+  readonly scopeCookies?: readonly string[];
+  /**
+   * `Retry-After` of the 409 answered while the first request with the key still runs, ms
+   * (sent in whole seconds, rounded up).
+   * @default 1000 (see {@link DEFAULT_RETRY_AFTER})
+   */
+  readonly retryAfter?: number;
+  /**
+   * Put the lock error's words in a 503's `detail` (which nodes failed and why, by index and
+   * host; never a token). Off, clients get a generic `detail`; the nodes' answers still reach the
+   * manager's `onEvent` (`acquire` events carry each node's outcome).
+   * @default false
+   */
+  readonly exposeDetails?: boolean;
   /**
    * What makes two requests "the same": a retry must match it, or it gets 422.
    * @default a SHA-256 of the method, path (with query) and body
@@ -109,6 +150,10 @@ export interface ResolvedIdempotency<C> {
   readonly maxBody: number;
   readonly headers: ReadonlySet<string>;
   readonly scope: ((c: C) => string | Promise<string>) | undefined;
+  /** What the default scope hashes (used when `scope` is unset). */
+  readonly scopeRule: ScopeRule;
+  readonly retryAfter: number;
+  readonly exposeDetails: boolean;
   readonly fingerprint: ((c: C) => string | Promise<string>) | undefined;
   readonly budget: ((c: C) => Budget | undefined) | undefined;
   readonly store: (status: number) => boolean;
@@ -125,6 +170,10 @@ const KNOWN = new Set([
   "maxBody",
   "headers",
   "scope",
+  "scopeHeaders",
+  "scopeCookies",
+  "retryAfter",
+  "exposeDetails",
   "fingerprint",
   "budget",
   "store",
@@ -184,6 +233,24 @@ export function resolveIdempotency<C>(
       `"${forbidden}" is never stored (it belongs to the first caller)`,
     );
   }
+  if (options.scope !== undefined) {
+    for (const name of ["scopeHeaders", "scopeCookies"] as const) {
+      if (options[name] !== undefined) {
+        throw new ConfigurationError(
+          name,
+          "has no effect with `scope` (which replaces the default)",
+        );
+      }
+    }
+  }
+  if (options.exposeDetails !== undefined && typeof options.exposeDetails !== "boolean") {
+    throw new ConfigurationError("exposeDetails", "expected a boolean");
+  }
+  const scopeHeaders = names("scopeHeaders", options.scopeHeaders, DEFAULT_SCOPE_HEADERS);
+  const scopeCookies =
+    options.scopeCookies === undefined
+      ? undefined
+      : names("scopeCookies", options.scopeCookies, []);
   const methods = names("methods", options.methods, ["POST", "PATCH"]).map((m) => m.toUpperCase());
   return {
     locks: typeof locks === "function" ? locks : () => locks,
@@ -195,6 +262,9 @@ export function resolveIdempotency<C>(
     maxBody: bytes("maxBody", options.maxBody) ?? 65_536,
     headers: new Set(headers),
     scope: fn("scope", options.scope),
+    scopeRule: { headers: scopeHeaders.map((h) => h.toLowerCase()), cookies: scopeCookies },
+    retryAfter: optionalMs("retryAfter", options.retryAfter, 1) ?? DEFAULT_RETRY_AFTER,
+    exposeDetails: options.exposeDetails ?? false,
     fingerprint: fn("fingerprint", options.fingerprint),
     budget: fn("budget", options.budget),
     store: fn("store", options.store) ?? defaultStore,

@@ -37,7 +37,7 @@ export const missingKey = (): ProblemAnswer =>
     400,
     `${DRAFT}#section-2.7`,
     "Idempotency-Key required",
-    "This operation requires an Idempotency-Key header (a quoted string of 1 to 255 characters).",
+    "This operation requires an Idempotency-Key header (1 to 255 printable ASCII characters, bare or as a quoted string).",
   );
 
 /** 400: the header is not a valid key (`why` says how). */
@@ -53,7 +53,10 @@ export const keyReused = (): ProblemAnswer =>
     "This Idempotency-Key was used for a different request; use a new key for a new request.",
   );
 
-/** 409: the first request with this key is still running; retry after `retryAfterMs`. */
+/**
+ * 409: the first request with this key is still running; retry after `retryAfterMs` (the
+ * `retryAfter` option, not the claim's TTL: the claim is auto-extended while the request runs).
+ */
 export const inProgress = (retryAfterMs: number): ProblemAnswer =>
   problem(
     409,
@@ -75,14 +78,25 @@ export const alreadyProcessed = (status: number | undefined): ProblemAnswer =>
     `A request with this Idempotency-Key was processed${status === undefined ? "" : ` (status ${status})`}; its response was not kept for replay, and it will not run again.`,
   );
 
-/** 503: too few lock nodes answered (`detail`: the error's words), or the budget is spent. */
-export const unavailable = (name: string, message: string): ProblemAnswer =>
+/**
+ * 503: too few lock nodes answered, or the budget is spent. The error's words (`message`: which
+ * nodes failed and why, by index and host) go into `detail` only with `expose`; otherwise the
+ * client learns what happened, not the deployment's hosts or lock state.
+ */
+export const unavailable = (name: string, message: string, expose: boolean): ProblemAnswer =>
   name === "BudgetExhaustedError"
-    ? problem(503, "urn:edgelock:problem:budget-exhausted", "Execution budget exhausted", message)
+    ? problem(
+        503,
+        "urn:edgelock:problem:budget-exhausted",
+        "Execution budget exhausted",
+        expose
+          ? message
+          : "This invocation had too little time or too few subrequests left to claim the Idempotency-Key; it did not run.",
+      )
     : problem(
         503,
         "urn:edgelock:problem:lock-unavailable",
         "Lock service unavailable",
-        `Too few lock nodes answered to claim this Idempotency-Key; it did not run. ${message}`,
+        `Too few lock nodes answered to claim this Idempotency-Key; it did not run.${expose ? ` ${message}` : ""}`,
         1,
       );

@@ -126,9 +126,9 @@ function fromRecord<R>(record: IdempotencyRecord, fingerprint: string): Idempote
   return { kind: "replay", response: record.response };
 }
 
-const failed = <R>(error: LockError): IdempotentOutcome<R> => ({
+const failed = <R>(error: LockError, expose: boolean): IdempotentOutcome<R> => ({
   kind: "problem",
-  problem: unavailable(error.name, error.message),
+  problem: unavailable(error.name, error.message, expose),
 });
 
 /**
@@ -167,7 +167,7 @@ export async function runIdempotent<C, R>(
   const locks = options.locks(context);
   const scope =
     options.scope === undefined
-      ? await defaultScope(request.header("authorization"), request.header("cookie"))
+      ? await defaultScope((name) => request.header(name), options.scopeRule)
       : await sha256("scope", String(await options.scope(context)));
   const fingerprint =
     options.fingerprint === undefined
@@ -183,14 +183,16 @@ export async function runIdempotent<C, R>(
     try {
       found = await lookup(locks, key, budget);
     } catch (error) {
-      if (isQuorumError(error) || isBudgetExhaustedError(error)) return failed(error);
+      if (isQuorumError(error) || isBudgetExhaustedError(error)) {
+        return failed(error, options.exposeDetails);
+      }
       throw error;
     }
     if (found.record !== undefined) return fromRecord(found.record, fingerprint);
     if (found.doneWithout) return { kind: "problem", problem: alreadyProcessed(undefined) };
     let retryAfter = found.running;
     if (retryAfter === undefined) {
-      const claim = await claimKey(locks, key, options.lease, budget);
+      const claim = await claimKey(locks, key, options.lease, budget, options.exposeDetails);
       if (claim === "done") {
         // Completed between the lookup and the claim: look again and replay. A marker the
         // lookup keeps missing (its node answers the claim but not the lookup) is "processed".
@@ -203,7 +205,7 @@ export async function runIdempotent<C, R>(
       retryAfter = claim.retryAfter;
     }
     const left = waitUntil - performance.now();
-    if (left <= 0) return { kind: "problem", problem: inProgress(retryAfter) };
+    if (left <= 0) return { kind: "problem", problem: inProgress(options.retryAfter) };
     const pause = Math.min(left, Math.max(1, Math.min(retryAfter, step)) * (0.5 + random() / 2));
     await sleep(pause);
   }
@@ -218,6 +220,7 @@ async function claimKey(
   key: string,
   lease: number | undefined,
   budget: Budget | undefined,
+  expose: boolean,
 ): Promise<{ lock: Lock } | { retryAfter: number } | "done" | IdempotentOutcome<never>> {
   try {
     const lock = await locks.acquire(key, {
@@ -233,7 +236,7 @@ async function claimKey(
         ? "done"
         : { retryAfter: error.retryAfter };
     }
-    if (isQuorumError(error) || isBudgetExhaustedError(error)) return failed(error);
+    if (isQuorumError(error) || isBudgetExhaustedError(error)) return failed(error, expose);
     throw error;
   }
 }

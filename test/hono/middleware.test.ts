@@ -227,7 +227,7 @@ describe("lock(): options", () => {
     expect(built).toEqual([envA, envB]);
   });
 
-  it("answers 409 with Retry-After in whole seconds, rounded up", async () => {
+  it("answers 409 with Retry-After: 1, whatever the holder's remaining time", async () => {
     const { locks } = testLocks();
     const holder = await locks.acquire("held", { lease: 2_500 });
     const app = new Hono();
@@ -235,7 +235,7 @@ describe("lock(): options", () => {
     const res = await post(app, "/held");
     await holder.release();
     expect(res.status).toBe(409);
-    expect(res.headers.get("retry-after")).toBe("3");
+    expect(res.headers.get("retry-after")).toBe("1");
     expect(res.headers.get("content-type")).toBe("application/problem+json");
     const body = (await res.json()) as Record<string, unknown>;
     expect(Object.keys(body).sort()).toEqual(["detail", "status", "title", "type"]);
@@ -270,7 +270,7 @@ describe("lock(): options", () => {
   it("answers 503 with Retry-After when no majority answers, 503 without on an empty budget", async () => {
     const { locks } = testLocks({ lease: 2_000 });
     const app = new Hono();
-    app.post("/q", lock({ locks, key: () => "q" }), (c) => c.text("ran"));
+    app.post("/q", lock({ locks, key: () => "q", exposeDetails: true }), (c) => c.text("ran"));
     app.post("/b", lock({ locks, key: () => "b", budget: () => budget.within(0) }), (c) =>
       c.text("ran"),
     );
@@ -280,7 +280,8 @@ describe("lock(): options", () => {
     expect(quorum.headers.get("retry-after")).toBe("1");
     const problem = (await quorum.json()) as { type: string; detail: string };
     expect(problem.type).toBe("urn:edgelock:problem:lock-unavailable");
-    // The detail says which nodes failed and why, as the QuorumError does (never a token).
+    // With exposeDetails, the detail says which nodes failed and why, as the QuorumError does
+    // (never a token).
     const host = (i: number) => new URL(dev.cluster.nodes[i]?.url ?? "").host;
     expect(problem.detail).toMatch(
       /^Too few lock nodes answered to decide who holds the lock\. lock "q": no majority \(2 of 3 nodes needed; 2 failed, 0 held\): /,

@@ -84,7 +84,7 @@ describe("idempotency(): which requests it handles", () => {
   });
 
   it.each([
-    ["unquoted", "abc", "not a structured-field string"],
+    ["a broken quoted string", '"abc', "not a structured-field string"],
     ["empty", '""', "the key is empty"],
     ["too long", `"${"k".repeat(256)}"`, "longer than 255"],
     ["bad escape", '"a\\b"', "backslash"],
@@ -252,8 +252,8 @@ describe("idempotency(): scope, nodes and faults", () => {
     expect(runs).toHaveLength(1);
   });
 
-  it("a majority of nodes down → 503, handler not run", async () => {
-    const { runs, send } = setup();
+  it("a majority of nodes down → 503, handler not run (exposeDetails: the nodes)", async () => {
+    const { runs, send } = setup({ exposeDetails: true });
     dev.cluster.controls[1]?.pause();
     dev.cluster.controls[2]?.pause();
     const res = await send('"k9"');

@@ -94,7 +94,9 @@ describe("withIdempotency (Lambda HTTP events)", () => {
     expect(await handler(v1('"k2"', '{"amount":500}'), fakeContext(10_000))).toMatchObject({
       statusCode: 422,
     });
-    expect(await handler(v1("unquoted"), fakeContext(10_000))).toMatchObject({ statusCode: 400 });
+    expect(await handler(v1('"unterminated'), fakeContext(10_000))).toMatchObject({
+      statusCode: 400,
+    });
     expect(runs()).toBe(1);
   });
 

@@ -66,7 +66,7 @@ describe("idempotency() inside workerd: the rest of the table", () => {
     expect(missing.res.status).toBe(400);
     expect(missing.res.headers.get("content-type")).toBe("application/problem+json");
     expect(problem(missing.text).title).toBe("Idempotency-Key required");
-    for (const bad of ['""', `"${"k".repeat(256)}"`, "token-not-a-string"]) {
+    for (const bad of ['""', `"${"k".repeat(256)}"`, '"unclosed', 'bare"quote', "k".repeat(256)]) {
       expect((await strict.send(bad)).res.status).toBe(400);
     }
     expect(strict.runs).toHaveLength(0);
@@ -118,13 +118,20 @@ describe("idempotency() inside workerd: the rest of the table", () => {
     expect(runs).toHaveLength(2);
   });
 
-  it("a majority of nodes down → 503 naming the nodes (never their tokens), handler not run", async () => {
+  it("a majority of nodes down → 503, generic or (exposeDetails) naming the nodes, never their tokens; handler not run", async () => {
     const { runs, send } = setup({}, { requestTimeout: 300 });
+    const exposed = setup({ exposeDetails: true }, { requestTimeout: 300 });
     await Promise.all([1, 2].map((i) => injectFault(i, { kind: "status", status: 502 })));
-    const { res, text } = await send(fresh());
+    const plain = await send(fresh());
+    expect(plain.res.status).toBe(503);
+    expect(problem(plain.text).detail).toBe(
+      "Too few lock nodes answered to claim this Idempotency-Key; it did not run.",
+    );
+    const { res, text } = await exposed.send(fresh());
     expect(res.status).toBe(503);
     expect(problem(text).detail).toContain("node 1 (");
     for (const node of nodes) expect(text).not.toContain(node.token);
     expect(runs).toHaveLength(0);
+    expect(exposed.runs).toHaveLength(0);
   });
 });

@@ -52,8 +52,8 @@ describe("lock() inside workerd", () => {
     expect(seen).toMatchObject({ ran: 1, maxActive: 1 });
     for (const res of responses.filter((r) => r.status === 409)) {
       expect(res.headers.get("content-type")).toBe("application/problem+json");
-      expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-      expect(Number.isInteger(Number(res.headers.get("retry-after")))).toBe(true);
+      // A short hint, not the holder's auto-extended lease.
+      expect(res.headers.get("retry-after")).toBe("1");
       expect(await res.json()).toMatchObject({ status: 409, title: expect.any(String) });
     }
   });

@@ -36,12 +36,14 @@ export type IdempotencyEnv<E extends Env> = 0 extends 1 & E
  * retries get the first response replayed with `Idempotency-Replayed: true`.
  *
  * - method not in `methods` (POST, PATCH): passes through; no key: passes through (`required`:
- *   400); a key that is not a structured-field string of 1–255 characters: 400;
+ *   400); a key that is neither 1–255 printable ASCII characters without `"` (bare, as most
+ *   clients send it) nor the draft's quoted structured-field string of such: 400;
  * - first request: claims the key with a quorum lock (TTL from the budget, auto-extended; the
  *   claim is `c.var.lock`: honour its `signal`), runs the handler, keeps status, the allow-listed
  *   headers and the body on the nodes;
  * - same key and fingerprint, completed: the stored response, handler not run;
- * - same key while the first runs: 409 with `Retry-After` (or wait up to `wait` ms);
+ * - same key while the first runs: 409 with `Retry-After: 1` (`retryAfter`), or wait up to
+ *   `wait` ms;
  * - same key, another fingerprint (method, path, body): 422;
  * - the handler answers 5xx, throws, loses its claim, or answers what `store` does not keep
  *   (by default 408, 409, 425, 429, and `lock()`'s busy/unavailable problem+json): nothing kept,
@@ -53,10 +55,13 @@ export type IdempotencyEnv<E extends Env> = 0 extends 1 & E
  *   the claim held until it ends, then kept like any body (over `maxBody`, or cancelled by the
  *   client: "completed without replay"); its last bytes reach the client after the record is
  *   written;
- * - a majority of nodes down: 503, handler not run.
+ * - a majority of nodes down: 503 with a generic `detail` (the nodes' answers with
+ *   `exposeDetails: true`), handler not run.
  *
- * Keys are scoped by the caller (a SHA-256 of `Authorization` and `Cookie`, or `scope(c)`), and
- * `Set-Cookie` is never stored. Errors are `application/problem+json`.
+ * Keys are scoped by the caller: by default a SHA-256 of the credential headers (`scopeHeaders`)
+ * and session cookies (`scopeCookies`) present — other cookies do not count — or, with neither
+ * but other cookies, of the whole `Cookie` header; `scope(c)` replaces it. `Set-Cookie` is never
+ * stored. Errors are `application/problem+json`.
  *
  * @throws {ConfigurationError} at construction, naming the bad option
  * @example
@@ -66,7 +71,7 @@ export type IdempotencyEnv<E extends Env> = 0 extends 1 & E
  *   const charge = await chargeInvoice(c.req.param("id"), { signal: c.var.lock?.signal });
  *   return c.json(charge, 201);
  * });
- * // curl -X POST -H 'Idempotency-Key: "8e03978e-40d5"' …   (a retry gets the same 201)
+ * // curl -X POST -H 'Idempotency-Key: 8e03978e-40d5' …   (a retry gets the same 201)
  * ```
  */
 // biome-ignore lint/suspicious/noExplicitAny: as hono's createMiddleware: untyped apps get `any` env

@@ -6,6 +6,8 @@
  */
 
 export {
+  DEFAULT_SCOPE_COOKIES,
+  DEFAULT_SCOPE_HEADERS,
   defaultStore,
   TRANSIENT_STATUSES,
   type UnrecordedAnswer,

@@ -14,7 +14,7 @@ import { releaseSettled } from "../../lock/handle";
 import { isLocks, optionalMs } from "../../validate";
 import { untilBodyEnds } from "./body";
 import { defaultBudget, executionCtxOf } from "./context";
-import { busyResponse, unavailableResponse } from "./problem";
+import { BUSY_RETRY_AFTER, busyResponse, unavailableResponse } from "./problem";
 
 /** Variables the middleware sets: `c.var.lock` is the held {@link Lock}. */
 export type LockVariables = { lock: Lock };
@@ -64,7 +64,20 @@ export interface LockOptions<E extends Env = any, P extends string = any> {
    * (Workers), otherwise none (the TTL is the lease; auto-extension covers long handlers).
    */
   readonly budget?: (c: Context<E, P>) => Budget | undefined;
-  /** Response when the lock is busy. Default: 409 problem+json with `Retry-After`. */
+  /**
+   * `Retry-After` of the default busy answer, ms (sent in whole seconds, rounded up). Not the
+   * holder's TTL, which auto-extension keeps renewing: a short hint the client can act on.
+   * @default 1000
+   */
+  readonly retryAfter?: number;
+  /**
+   * Put the error's words in the default 503's `detail`: which nodes failed and why, by index and
+   * host (never a token), or the budget left. Off, clients get a generic `detail`; the per-node
+   * answers still reach the manager's `onEvent` and `onError`'s error.
+   * @default false
+   */
+  readonly exposeDetails?: boolean;
+  /** Response when the lock is busy. Default: 409 problem+json with `Retry-After: 1`. */
   readonly onBusy?: (c: Context<E, P>, error: LockBusyError) => Response | Promise<Response>;
   /**
    * Response when too few nodes answered (`QuorumError`) or the budget cannot cover the acquire
@@ -100,7 +113,18 @@ function checkedKey(value: unknown): string | string[] {
   );
 }
 
-const KNOWN = new Set(["locks", "key", "lease", "wait", "fencing", "budget", "onBusy", "onError"]);
+const KNOWN = new Set([
+  "locks",
+  "key",
+  "lease",
+  "wait",
+  "fencing",
+  "budget",
+  "retryAfter",
+  "exposeDetails",
+  "onBusy",
+  "onError",
+]);
 
 function validate(options: LockOptions): void {
   if (typeof options !== "object" || options === null) {
@@ -118,6 +142,13 @@ function validate(options: LockOptions): void {
   }
   optionalMs("lease", lease, 1);
   optionalMs("wait", wait, 0);
+  optionalMs("retryAfter", options.retryAfter, 1);
+  if (options.exposeDetails !== undefined && typeof options.exposeDetails !== "boolean") {
+    throw new ConfigurationError(
+      "exposeDetails",
+      `expected a boolean, got ${String(options.exposeDetails)}`,
+    );
+  }
   if (fencing !== undefined && typeof fencing !== "boolean") {
     throw new ConfigurationError("fencing", `expected a boolean, got ${String(fencing)}`);
   }
@@ -142,10 +173,13 @@ function validate(options: LockOptions): void {
  * the runtime only once the release has settled). The handler's own errors pass through
  * untouched, and the lock is released all the same.
  *
- * - busy (after `wait`) → `onBusy`, default **409** `application/problem+json` with `Retry-After`
- *   (the holder's remaining time, whole seconds rounded up);
+ * - busy (after `wait`) → `onBusy`, default **409** `application/problem+json` with
+ *   `Retry-After: 1` (`retryAfter`; never the holder's TTL, which auto-extension renews);
  * - too few nodes answered → `onError`, default **503** with `Retry-After: 1`;
  * - budget exhausted → `onError`, default **503**.
+ *
+ * The default problems' `detail` is generic: node hosts and lock state reach the client only
+ * with `exposeDetails: true` (they are in the manager's `onEvent` and the `onError` error).
  *
  * Handlers, and stream callbacks, should honour `c.var.lock.signal`: it aborts (`LockLostError`)
  * shortly before the lock's validity or the budget's deadline runs out, or when the lock is lost,
@@ -159,6 +193,8 @@ function validate(options: LockOptions): void {
  * @param [options.wait=the createLocks wait] - ms to wait for a busy lock
  * @param [options.fencing=false] - require `c.var.lock.fence` (needs `createLocks({ fencing: true })`)
  * @param [options.budget] - `(c) => Budget`; default from the Lambda context / Workers / none
+ * @param [options.retryAfter=1000] - `Retry-After` of the default 409, ms (whole seconds sent)
+ * @param [options.exposeDetails=false] - node details in the default 503's `detail`
  * @param [options.onBusy] - `(c, LockBusyError) => Response`
  * @param [options.onError] - `(c, QuorumError | BudgetExhaustedError) => Response`
  * @returns the middleware; `c.var.lock` is typed through {@link LockVariables}
@@ -198,8 +234,13 @@ export function lock<E extends Env = any, P extends string = any>(
   const opts = options as LockOptions;
   validate(opts);
   const { locks, key, lease, wait, fencing = false, budget } = opts;
-  const onBusy = opts.onBusy ?? busyResponse;
-  const onError = opts.onError ?? unavailableResponse;
+  const { retryAfter = BUSY_RETRY_AFTER, exposeDetails = false } = opts;
+  const onBusy =
+    opts.onBusy ?? ((c: Context, error: LockBusyError) => busyResponse(c, error, retryAfter));
+  const onError =
+    opts.onError ??
+    ((c: Context, error: QuorumError | BudgetExhaustedError) =>
+      unavailableResponse(c, error, exposeDetails));
 
   const middleware: MiddlewareHandler = async function lock(c, next) {
     const manager = typeof locks === "function" ? locks(c) : locks;

@@ -20,6 +20,15 @@ export interface Problem {
  */
 export const UNAVAILABLE_RETRY_AFTER_S = 1;
 
+/**
+ * `Retry-After` of the default busy answer, ms (sent in whole seconds). Not the holder's remaining
+ * TTL: `lock()` auto-extends, so the TTL is the lease again whenever the holder extends and says
+ * nothing about when it finishes (a 10 s lease answered "10 s" to requests that ended in about
+ * 1 s). A short fixed hint lets the client come back soon; one that comes too early costs one
+ * more 409, not a wrong answer.
+ */
+export const BUSY_RETRY_AFTER = 1_000;
+
 /** Whole seconds, rounded up and at least 1 (`Retry-After: 0` invites an immediate retry storm). */
 export function retryAfterSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
@@ -36,9 +45,16 @@ export function problemResponse(
   return c.body(JSON.stringify(problem), problem.status as 409 | 503, headers);
 }
 
-/** Default `onBusy`: 409 Conflict, `Retry-After` from the holder's remaining time. */
-export function busyResponse(c: Context, error: LockBusyError): Response {
-  const seconds = retryAfterSeconds(error.retryAfter);
+/**
+ * Default `onBusy`: 409 Conflict with `Retry-After: retryAfterMs` in whole seconds (default
+ * {@link BUSY_RETRY_AFTER}), whatever the holder's TTL.
+ */
+export function busyResponse(
+  c: Context,
+  _error: LockBusyError,
+  retryAfterMs: number = BUSY_RETRY_AFTER,
+): Response {
+  const seconds = retryAfterSeconds(retryAfterMs);
   return problemResponse(
     c,
     {
@@ -54,10 +70,13 @@ export function busyResponse(c: Context, error: LockBusyError): Response {
 /**
  * Default `onError`: 503 Service Unavailable. A quorum failure gets `Retry-After`; an exhausted
  * budget does not, because it is this invocation's limit and a new request starts a new budget.
+ * The error's words (which nodes failed and why, by index and host; the budget left) go into
+ * `detail` only with `expose`: by default a client learns what happened, not the deployment.
  */
 export function unavailableResponse(
   c: Context,
   error: QuorumError | BudgetExhaustedError,
+  expose = false,
 ): Response {
   if (error.name === "QuorumError") {
     return problemResponse(
@@ -66,9 +85,10 @@ export function unavailableResponse(
         type: "urn:edgelock:problem:lock-unavailable",
         title: "Lock service unavailable",
         status: 503,
-        // The nodes by index and host with each one's reason (never a token), so that whoever
-        // reads the response or its log knows what to fix; `onError` can answer otherwise.
-        detail: `Too few lock nodes answered to decide who holds the lock. ${error.message}`,
+        // The nodes by index and host with each one's reason (never a token) only when the app
+        // opts in: they tell a client the deployment's hosts and who holds what. The manager's
+        // onEvent gets them either way.
+        detail: `Too few lock nodes answered to decide who holds the lock.${expose ? ` ${error.message}` : ""}`,
       },
       UNAVAILABLE_RETRY_AFTER_S,
     );
@@ -79,7 +99,7 @@ export function unavailableResponse(
       type: "urn:edgelock:problem:budget-exhausted",
       title: "Execution budget exhausted",
       status: 503,
-      detail: `This invocation has too little time or too few subrequests left to take the lock (${error.message}).`,
+      detail: `This invocation has too little time or too few subrequests left to take the lock${expose ? ` (${error.message})` : ""}.`,
     },
     undefined,
   );

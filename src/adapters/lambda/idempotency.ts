@@ -34,8 +34,9 @@ export type WithIdempotencyOptions<
  * `Idempotency-Key` for an AWS Lambda HTTP handler — API Gateway REST API (payload 1.0), HTTP API
  * (1.0 or 2.0) or a Function URL (2.0) — shaped like `withLock`: the handler runs at most once per
  * caller and key while its response is kept (`ttl`, 24 h), and retries get it replayed with
- * `Idempotency-Replayed: true`; the same rules as the Hono `idempotency()` middleware (409 while
- * the first runs, 422 for another fingerprint, 400 for a bad key, 503 without a quorum, nothing
+ * `Idempotency-Replayed: true`; the same rules as the Hono `idempotency()` middleware (bare or
+ * quoted keys, the same caller scope, 409 with `Retry-After: 1` while the first runs, 422 for
+ * another fingerprint, 400 for a bad key, 503 with a generic `detail` without a quorum, nothing
  * kept for a 5xx, a throw, a lost claim or an answer `store` does not keep — by default 408, 409,
  * 425 and 429; the record re-sent until a majority has it, else `onUnrecorded` is called and
  * the claim left to expire; 204, 205 and 304 replay with an empty body). The claim's TTL follows

@@ -16,7 +16,13 @@
  * @module
  */
 
-export { defaultStore, TRANSIENT_STATUSES, type UnrecordedAnswer } from "../../idempotency";
+export {
+  DEFAULT_SCOPE_COOKIES,
+  DEFAULT_SCOPE_HEADERS,
+  defaultStore,
+  TRANSIENT_STATUSES,
+  type UnrecordedAnswer,
+} from "../../idempotency";
 export type { HttpEvent, HttpEventV1, HttpEventV2, HttpResult } from "./http";
 export {
   type IdempotentInvocation,

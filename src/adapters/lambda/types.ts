@@ -99,8 +99,9 @@ export interface WithLockOptions<
   readonly reserve?: number;
   /**
    * Called instead of throwing when the lock is busy; its value is returned by the wrapped
-   * handler (for example an API Gateway 409 with `Retry-After`). Without it the `LockBusyError`
-   * is thrown, so asynchronous invocations are retried by Lambda.
+   * handler (for example an API Gateway 409 with `Retry-After: 1`: `error.retryAfter` is the
+   * holder's TTL, which auto-extension renews, so it overstates the wait). Without it the
+   * `LockBusyError` is thrown, so asynchronous invocations are retried by Lambda.
    * @default undefined (throw)
    */
   readonly onBusy?: (
