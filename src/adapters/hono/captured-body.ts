@@ -94,17 +94,11 @@ export async function readBody(
     else chunks.push(chunk);
   };
   let started = false;
-  let unread: ReturnType<typeof setTimeout> | undefined;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
   const streamed = new ReadableStream<Uint8Array>(
     {
-      start(controller) {
-        unread = setTimeout(() => {
-          if (started) return;
-          const reason = unreadBodyError(unreadMs);
-          rejectDone(reason);
-          controller.error(reason);
-          void reader.cancel(reason).catch(() => undefined);
-        }, unreadMs);
+      start(c) {
+        controller = c;
       },
       async pull(controller) {
         started = true;
@@ -142,5 +136,12 @@ export async function readBody(
     },
     { highWaterMark: 0 },
   );
+  const unread = setTimeout(() => {
+    if (started) return;
+    const reason = unreadBodyError(unreadMs);
+    rejectDone(reason);
+    controller.error(reason);
+    void reader.cancel(reason).catch(() => undefined);
+  }, unreadMs);
   return { kind: "streamed", body: streamed, done };
 }
