@@ -17,6 +17,9 @@ const READ_AHEAD = 2;
  * runtime starts reading a returned response at once (Node's server, Workers, Bun, Deno, hono's
  * Lambda adapters), so only a body nobody will ever read waits that long — one an outer middleware
  * replaced (`c.res = …` after `await next()`), or `app.request()` in a test that never reads it.
+ *
+ * @example
+ * untilBodyEnds(body, release, options.unreadBodyTimeout ?? UNREAD_BODY_MS);
  */
 export const UNREAD_BODY_MS = 5_000;
 
@@ -30,7 +33,14 @@ export interface WatchedBody {
   readonly ended: Promise<unknown>;
 }
 
-/** Why a body nobody started reading was cancelled: its producer's cancel reason. */
+/**
+ * Why a body nobody started reading was cancelled: its producer's cancel reason, and the error a
+ * late reader of the answered stream gets (`name`: `"UnreadBodyError"`).
+ *
+ * @param ms - the bound that passed without a read
+ * @example
+ * controller.error(unreadBodyError(5_000));
+ */
 export function unreadBodyError(ms: number): Error {
   const error = new Error(`the response body was not read within ${ms} ms: cancelled`);
   error.name = "UnreadBodyError";
