@@ -8,6 +8,8 @@
  * @module
  */
 
+import { UNREAD_BODY_MS, unreadBodyError } from "./body";
+
 /** What {@link readBody} found. */
 export type ReadBody =
   | { readonly kind: "whole"; readonly bytes: Uint8Array }
@@ -45,6 +47,10 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
  * handler built in memory) within `maxBody` bytes; otherwise streamed: the returned body replays what was read, then
  * forwards the rest, and `finish(bytes)` runs before its end is passed on (the record is written
  * before the client sees the response end), or `finish(error)` when the client cancels it.
+ * The returned body reads nothing ahead of its consumer beyond the read already in flight
+ * (high-water mark 0), so its `pull` is a consumer's read: one that nobody started reading within
+ * `unreadMs` (an outer middleware replaced the response) is cancelled, its producer told, and
+ * `done` rejects — the claim does not wait for a reader that will never come.
  *
  * @example
  * const read = await readBody(res.body, 65_536, async () => { await recorded; });
@@ -53,6 +59,7 @@ export async function readBody(
   body: ReadableStream<Uint8Array>,
   maxBody: number,
   finish: () => Promise<void>,
+  unreadMs: number = UNREAD_BODY_MS,
 ): Promise<ReadBody> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
@@ -86,37 +93,55 @@ export async function readBody(
     if (size > maxBody) over = true;
     else chunks.push(chunk);
   };
-  const streamed = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const early = queued.shift();
-      if (early !== undefined) {
-        controller.enqueue(early);
-        return;
-      }
-      try {
-        const next = await (pending ?? reader.read());
-        pending = undefined;
-        if (!next.done) {
-          keep(next.value);
-          controller.enqueue(next.value);
+  let started = false;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const streamed = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+      },
+      async pull(controller) {
+        started = true;
+        clearTimeout(unread);
+        const early = queued.shift();
+        if (early !== undefined) {
+          controller.enqueue(early);
           return;
         }
-      } catch (error) {
-        rejectDone(error);
+        try {
+          const next = await (pending ?? reader.read());
+          pending = undefined;
+          if (!next.done) {
+            keep(next.value);
+            controller.enqueue(next.value);
+            return;
+          }
+        } catch (error) {
+          rejectDone(error);
+          await finish().catch(() => undefined);
+          controller.error(error);
+          return;
+        }
+        if (over) rejectDone(new BodyTooLarge(`the streamed body is over ${maxBody} bytes`));
+        else resolveDone(concat(chunks));
         await finish().catch(() => undefined);
-        controller.error(error);
-        return;
-      }
-      if (over) rejectDone(new BodyTooLarge(`the streamed body is over ${maxBody} bytes`));
-      else resolveDone(concat(chunks));
-      await finish().catch(() => undefined);
-      controller.close();
+        controller.close();
+      },
+      async cancel(reason) {
+        clearTimeout(unread);
+        rejectDone(reason ?? new Error("the client cancelled the body"));
+        await reader.cancel(reason).catch(() => undefined);
+        await finish().catch(() => undefined);
+      },
     },
-    async cancel(reason) {
-      rejectDone(reason ?? new Error("the client cancelled the body"));
-      await reader.cancel(reason).catch(() => undefined);
-      await finish().catch(() => undefined);
-    },
-  });
+    { highWaterMark: 0 },
+  );
+  const unread = setTimeout(() => {
+    if (started) return;
+    const reason = unreadBodyError(unreadMs);
+    rejectDone(reason);
+    controller.error(reason);
+    void reader.cancel(reason).catch(() => undefined);
+  }, unreadMs);
   return { kind: "streamed", body: streamed, done };
 }

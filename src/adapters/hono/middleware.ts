@@ -12,7 +12,7 @@ import {
 import type { Lock, Locks } from "../../lock";
 import { releaseSettled } from "../../lock/handle";
 import { isLocks, optionalMs } from "../../validate";
-import { untilBodyEnds } from "./body";
+import { UNREAD_BODY_MS, untilBodyEnds } from "./body";
 import { defaultBudget, executionCtxOf } from "./context";
 import { BUSY_RETRY_AFTER, busyResponse, unavailableResponse } from "./problem";
 
@@ -77,6 +77,16 @@ export interface LockOptions<E extends Env = any, P extends string = any> {
    * @default false
    */
   readonly exposeDetails?: boolean;
+  /**
+   * How long a streamed body may wait for its first read, in ms. Runtimes start reading a
+   * returned response at once; a body nobody reads by then — an outer middleware replaced the
+   * response (`c.res = …` after `await next()`), or a test's `app.request()` that never reads it —
+   * is cancelled as a client's cancel would be (a stream callback's `onAbort` runs) and the lock
+   * released. Raise it only if something outside `lock()` awaits that long before the response
+   * goes out.
+   * @default 5_000
+   */
+  readonly unreadBodyTimeout?: number;
   /** Response when the lock is busy. Default: 409 problem+json with `Retry-After: 1`. */
   readonly onBusy?: (c: Context<E, P>, error: LockBusyError) => Response | Promise<Response>;
   /**
@@ -124,6 +134,7 @@ const KNOWN = new Set([
   "exposeDetails",
   "onBusy",
   "onError",
+  "unreadBodyTimeout",
 ]);
 
 function validate(options: LockOptions): void {
@@ -149,6 +160,7 @@ function validate(options: LockOptions): void {
       `expected a boolean, got ${String(options.exposeDetails)}`,
     );
   }
+  optionalMs("unreadBodyTimeout", options.unreadBodyTimeout, 1);
   if (fencing !== undefined && typeof fencing !== "boolean") {
     throw new ConfigurationError("fencing", `expected a boolean, got ${String(fencing)}`);
   }
@@ -166,7 +178,8 @@ function validate(options: LockOptions): void {
  * lock for the whole response, body included: a body produced after the handler returned
  * (`stream()`, `streamText()`, `streamSSE()` of `hono/streaming`, any `ReadableStream`) keeps it
  * (auto-extended) until the body has ended — its producer closed it, it errored, or the client
- * cancelled it (disconnected). A response without a body, and a body that is complete when the
+ * cancelled it (disconnected), or nobody started reading it within `unreadBodyTimeout` (an outer
+ * middleware replaced the response: the body is cancelled). A response without a body, and a body that is complete when the
  * handler returns (text, JSON, bytes), release right after the handler as before. The release goes
  * through `c.executionCtx.waitUntil` when there is an execution context (Workers: the response is
  * not delayed), and is awaited everywhere else (Lambda freezes after return: a body's end reaches
@@ -195,6 +208,7 @@ function validate(options: LockOptions): void {
  * @param [options.budget] - `(c) => Budget`; default from the Lambda context / Workers / none
  * @param [options.retryAfter=1000] - `Retry-After` of the default 409, ms (whole seconds sent)
  * @param [options.exposeDetails=false] - node details in the default 503's `detail`
+ * @param [options.unreadBodyTimeout=5_000] - ms a streamed body may wait for its first read
  * @param [options.onBusy] - `(c, LockBusyError) => Response`
  * @param [options.onError] - `(c, QuorumError | BudgetExhaustedError) => Response`
  * @returns the middleware; `c.var.lock` is typed through {@link LockVariables}
@@ -241,6 +255,7 @@ export function lock<E extends Env = any, P extends string = any>(
     opts.onError ??
     ((c: Context, error: QuorumError | BudgetExhaustedError) =>
       unavailableResponse(c, error, exposeDetails));
+  const unreadBodyTimeout = opts.unreadBodyTimeout ?? UNREAD_BODY_MS;
 
   const middleware: MiddlewareHandler = async function lock(c, next) {
     const manager = typeof locks === "function" ? locks(c) : locks;
@@ -306,7 +321,7 @@ export function lock<E extends Env = any, P extends string = any>(
       return;
     }
     // The body may still be being produced (a stream): the protected work lasts until it ends.
-    const watched = untilBodyEnds(body, releaseAtBodyEnd());
+    const watched = untilBodyEnds(body, releaseAtBodyEnd(), unreadBodyTimeout);
     c.res = new Response(watched.stream, c.res);
     if (ctx !== undefined) return;
     // Without waitUntil, a body that is complete already (text, JSON, bytes: read to its end
