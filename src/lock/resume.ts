@@ -69,8 +69,10 @@ export function checkTicket(
  * ticket's token for a fresh one on every node that still holds it, never shortening its expiry,
  * and is judged like an acquire round ({@link judge}): a majority of swaps, with fencing a fresh
  * fence raised on a majority, and the validity left counted from this round's start. Anything
- * less is undone (our fresh token deleted where it may be) and reported: gone on a majority →
- * `LockLostError`, otherwise `QuorumError`.
+ * less is undone — the ticket's token put back wherever ours replaced it, ours tombstoned so that a
+ * late RESUME of this round swaps nothing, every node awaited — and reported: gone on a majority
+ * → `LockLostError`, otherwise `QuorumError`, after which a redelivery of the same ticket can
+ * still resume it.
  *
  * @example
  * const grant = await resumeGrant(core, checkTicket(message.ticket, core), budget);
@@ -100,7 +102,12 @@ export async function resumeGrant(
     core.emit({ type: "resume", key, result: "resumed", durationMs, outcomes });
     return grantOf(core, target, round, verdict, { token, ttl, timeoutMs }, lease);
   }
-  await cleanup(core, round, keys, token, timeoutMs, budget);
+  // Undo: the ticket's token goes back wherever ours replaced it, so that a redelivery of the
+  // ticket can still resume it (docs/SAFETY.md, theorem 3).
+  const restored = await cleanup(core, round, keys, token, timeoutMs, budget, {
+    ttl,
+    restore: ticket.token,
+  });
   const gone = round.outcomes.filter((o) => o.status === "absent" || o.status === "held");
   if (verdict.invalid || (!round.ok && gone.length > n - quorum)) {
     core.emit({ type: "resume", key, result: "lost", durationMs, outcomes });
@@ -114,6 +121,9 @@ export async function resumeGrant(
   }
   core.emit({ type: "resume", key, result: "unavailable", durationMs, outcomes });
   const fix = configurationFault(outcomes);
-  const why = `resume failed: ${verdict.why ?? "no majority"}: ${describeNodes(outcomes)}`;
+  const undo = restored
+    ? "the ticket's lock is as it was: a redelivery can resume it"
+    : "putting the ticket's lock back did not answer on every node yet: a redelivery may find it held there until it lands";
+  const why = `resume failed: ${verdict.why ?? "no majority"}: ${describeNodes(outcomes)}; ${undo}`;
   throw new QuorumError(key, fix === undefined ? why : `${fix}. ${why}`, { outcomes });
 }
