@@ -109,14 +109,15 @@ export async function resumeGrant(
     restore: ticket.token,
   });
   const gone = round.outcomes.filter((o) => o.status === "absent" || o.status === "held");
-  if (verdict.invalid || (!round.ok && gone.length > n - quorum)) {
+  // Lost only when the ticket's token is gone from a majority; a resume that swapped on a
+  // majority but too late (validity below minValidity) was undone like any failed one, so a
+  // redelivery can still resume: that is a QuorumError.
+  if (!verdict.invalid && !round.ok && gone.length > n - quorum) {
     core.emit({ type: "resume", key, result: "lost", durationMs, outcomes });
     const where = gone
       .map((o) => `${nodeName(o)}: ${o.status === "absent" ? "the token is gone" : reasonOf(o)}`)
       .join("; ");
-    const why = verdict.invalid
-      ? `resumed on a majority, but ${verdict.why ?? "too late"}`
-      : `the ticket's lock expired, was released or was resumed already on ${gone.length} of ${n} nodes (${where})`;
+    const why = `the ticket's lock expired, was released or was resumed already on ${gone.length} of ${n} nodes (${where})`;
     throw new LockLostError(key, why, { outcomes });
   }
   core.emit({ type: "resume", key, result: "unavailable", durationMs, outcomes });
