@@ -92,7 +92,7 @@ export const MUTANTS = {
     [ACQUIRE, RESUME, HANDOVER].map((script) =>
       mutate(
         script,
-        'for i = 1, math.ceil(#KEYS / 3) do\n    redis.call("SET", KEYS[3 * i - 1], f)',
+        'for i = 1, (triples()) do\n    redis.call("SET", KEYS[3 * i - 1], f)',
         'for i = 1, 1 do\n    redis.call("SET", KEYS[3 * i - 1], f)',
       ),
     ),
@@ -106,6 +106,24 @@ export const MUTANTS = {
       mutate(script, "    elseif poll == nil then\n", "    elseif poll == nil and before then\n"),
     ),
   ),
+  /**
+   * g (issue 22): ACQUIRE ignores the tombstone of a failed round, so a request of that round
+   * that runs after its cleanup places the token and blocks the key, held by nobody, until its TTL.
+   */
+  "g22-late-acquire-places": new Map([
+    mutate(
+      ACQUIRE,
+      'if discarded(void) then\n  return {0, redis.call("PTTL", void)}',
+      'if false then\n  return {0, redis.call("PTTL", void)}',
+    ),
+  ]),
+  /**
+   * h (issue 22): RESUME ignores the tombstone of a failed resume, so a RESUME that runs after
+   * its undo swaps the ticket's token away again: blocked by nobody, and the redelivery is lost.
+   */
+  "h22-late-resume-swaps": new Map([
+    mutate(RESUME, "if discarded(void) then\n  return {-1, 0}", "if false then\n  return {-1, 0}"),
+  ]),
 } satisfies Record<string, ScriptOverrides>;
 
 /** Name of a mutant. */

@@ -8,6 +8,7 @@
  */
 
 import fc from "fast-check";
+import type { LateWindow } from "../runtime/cluster";
 
 /** How often requests and streams misbehave (see `runtime/fates.ts` for the numbers). */
 export type Weather = "calm" | "faulty" | "harsh";
@@ -75,6 +76,11 @@ export type OpSpec =
       readonly deliveries: 1 | 2;
       readonly to: number;
       readonly delay: number;
+      /**
+       * A delivery whose resume fails with `QuorumError` is delivered again after this many ms
+       * (a queue's redelivery of a message whose consumer failed), up to 3 times.
+       */
+      readonly redeliver?: number | undefined;
     }
   | { readonly kind: "pause"; readonly ms: number };
 
@@ -107,6 +113,11 @@ export interface ScheduleSpec {
    */
   readonly counters?: readonly number[] | undefined;
   readonly instances: readonly InstanceSpec[];
+  /**
+   * Constructed delays (named regressions): requests sent to a node within a window arrive late
+   * by a fixed amount, instead of their drawn delay (see `LateWindow` in `runtime/cluster.ts`).
+   */
+  readonly late?: readonly LateWindow[] | undefined;
 }
 
 const lease = fc.integer({ min: 150, max: 1_500 });
@@ -182,6 +193,7 @@ const op = (keys: number): fc.Arbitrary<OpSpec> =>
         deliveries: fc.constantFrom(1 as const, 1 as const, 2 as const),
         to: fc.integer({ min: 0, max: 2 }),
         delay: fc.integer({ min: 0, max: 1_200 }),
+        redeliver: fc.option(fc.integer({ min: 0, max: 800 }), { nil: undefined }),
       }),
     },
     {
