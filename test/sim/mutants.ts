@@ -124,6 +124,17 @@ export const MUTANTS = {
   "h22-late-resume-swaps": new Map([
     mutate(RESUME, "if discarded(void) then\n  return {-1, 0}", "if false then\n  return {-1, 0}"),
   ]),
+  /**
+   * g (issue 22), hand-overs: HANDOVER ignores the next holder's tombstone, so a HANDOVER that
+   * runs after the failed hand-over's cleanup places the next holder's token, held by nobody.
+   */
+  "g22-late-handover-places": new Map([
+    mutate(
+      HANDOVER,
+      "if discarded(void) then\n  local released = 0",
+      "if false then\n  local released = 0",
+    ),
+  ]),
 } satisfies Record<string, ScriptOverrides>;
 
 /** Name of a mutant. */

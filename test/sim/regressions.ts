@@ -370,4 +370,33 @@ export const REGRESSIONS = {
     mutant: "h22-late-resume-swaps",
     finds: "blocked-by-nobody",
   },
+  /**
+   * g (issue 22), hand-overs: a release hands the key to the next caller of its instance, and the
+   * HANDOVER requests to nodes 1 and 2 arrive 1.2 s late; the next caller's round fails and is
+   * cleaned up before they run. Undone (HANDOVER ignores the tombstone), they place the next
+   * caller's dead token on a majority (blocked-by-nobody).
+   */
+  "g22-late-handover": {
+    spec: {
+      seed: 24,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      late: [
+        { node: 1, from: 150, to: 260, by: 1_200 },
+        { node: 2, from: 150, to: 260, by: 1_200 },
+      ],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [caller(0, acquire(1_500, 0, 200)), caller(50, acquire(1_500, 2_500, 10))],
+        },
+      ],
+    },
+    mutant: "g22-late-handover-places",
+    finds: "blocked-by-nobody",
+  },
 } satisfies Record<string, Regression>;
