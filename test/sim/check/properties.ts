@@ -187,7 +187,7 @@ function blockedByNobody(history: NodeHistory): Finding[] {
       const nodes = [...new Set(intervals.map((o) => o.node))].join(", ");
       found.push({
         property: "blocked-by-nobody",
-        detail: `${key} held on a majority by tokens placed after their cleanup or release ran there (nodes ${nodes}), for ${Math.round(longest.ms)} ms from ${Math.round(longest.from)}`,
+        detail: `${key} held on a majority by failed rounds' tokens placed after their cleanup ran there (nodes ${nodes}), for ${Math.round(longest.ms)} ms from ${Math.round(longest.from)}`,
       });
     }
   }
