@@ -10,7 +10,8 @@
  * client-side deserialization or base64 decoding can alter a reply), except RECORD.
  *
  * (A caller that passes only a lock key and its fence key, as some tests do, is one triple whose
- * room is never touched unless the script needs it.)
+ * room is never touched unless the script needs it.) ACQUIRE, HANDOVER, RESUME and DISCARD take
+ * one key more after the triples: the tombstone of the token they place or discard (`TRIPLES`).
  *
  * With several keys a node's keys of one lock are always set, extended and deleted together, so
  * they hold the same token with the same expiry. A mix (one key of the set deleted by
