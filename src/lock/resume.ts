@@ -108,17 +108,20 @@ export async function resumeGrant(
     ttl,
     restore: ticket.token,
   });
-  const gone = round.outcomes.filter((o) => o.status === "absent" || o.status === "held");
+  // Every node's answer (the undo waited for the slow ones already; each request is bounded by
+  // its timeout): the error names every node where the ticket's token is gone.
+  const settled = await round.settled;
+  const gone = settled.filter((o) => o.status === "absent" || o.status === "held");
   // Lost only when the ticket's token is gone from a majority; a resume that swapped on a
   // majority but too late (validity below minValidity) was undone like any failed one, so a
   // redelivery can still resume: that is a QuorumError.
   if (!verdict.invalid && !round.ok && gone.length > n - quorum) {
-    core.emit({ type: "resume", key, result: "lost", durationMs, outcomes });
+    core.emit({ type: "resume", key, result: "lost", durationMs, outcomes: settled });
     const where = gone
       .map((o) => `${nodeName(o)}: ${o.status === "absent" ? "the token is gone" : reasonOf(o)}`)
       .join("; ");
     const why = `the ticket's lock expired, was released or was resumed already on ${gone.length} of ${n} nodes (${where})`;
-    throw new LockLostError(key, why, { outcomes });
+    throw new LockLostError(key, why, { outcomes: settled });
   }
   core.emit({ type: "resume", key, result: "unavailable", durationMs, outcomes });
   const fix = configurationFault(outcomes);
