@@ -18,6 +18,13 @@ if (!existsSync(source)) {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
     process.on(signal, () => child.kill(signal));
   }
+  // Our parent exiting (npm stopped by `kill $!` stops its `sh -c` and nothing else) stops the
+  // child as a SIGTERM would; the CLI watches its own parent, this launcher, the same way.
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid !== parent) child.kill("SIGTERM");
+  }, 250);
+  watch.unref();
   child.on("exit", (code, signal) => {
     if (signal !== null) process.kill(process.pid, signal);
     else process.exit(code ?? 1);

@@ -144,7 +144,8 @@ export type RebuildReportResult =
 
 /**
  * Rebuild the daily report once per scheduled occurrence. Trigger it with an EventBridge rule (the
- * key is the rule ARN + the event's `time`) or an EventBridge Scheduler schedule whose target
+ * key is this function's invoked ARN + the rule ARN + the event's `time`) or an EventBridge
+ * Scheduler schedule whose target
  * `Input` is `{"scheduleArn":"<aws.scheduler.schedule-arn>","scheduledTime":"<aws.scheduler.scheduled-time>"}`.
  * Duplicate deliveries and retries of a finished occurrence return `{ skipped: true, … }`; a
  * failed rebuild throws, so Lambda's asynchronous retry runs it again.

@@ -80,6 +80,8 @@ const rebuildOnSchedule = dedupeScheduled<Env, ScheduledController, ExecutionCon
   },
   {
     locks: locksFor,
+    // The job's name in its dedupe key: another Worker on these nodes may fire on the same cron.
+    name: "daily-report",
     lease: REPORT_LEASE_MS,
     onSkip: (skip, controller) => {
       console.log(`cron ${controller.cron}@${controller.scheduledTime}: ${skip.reason}, skipped`);

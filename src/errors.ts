@@ -149,6 +149,39 @@ export class LockLostError extends LockError {
   }
 }
 
+/** How a lock ended without being lost: see {@link LockEndedError}. */
+export type LockEnd = "released" | "handed-on" | "completed";
+
+/**
+ * The lock ended because its holder ended it: `release()` (also `using()` or a wrapper returning),
+ * `ticket()` (the lock went to another invocation), or a `once()` / Idempotency-Key run completing
+ * it. This is the `reason` of `lock.signal` when it aborts for that; a loss aborts it with
+ * {@link LockLostError} instead. Either way the work it guards is no longer protected by this handle.
+ *
+ * @example
+ * lock.signal.addEventListener("abort", () => {
+ *   if (isLockEndedError(lock.signal.reason)) console.log(lock.signal.reason.how); // "released"
+ * });
+ */
+export class LockEndedError extends LockError {
+  override name = "LockEndedError";
+  readonly key: string;
+  /** `"released"`, `"handed-on"` (a ticket) or `"completed"` (a done marker). */
+  readonly how: LockEnd;
+
+  constructor(key: string, how: LockEnd, options: LockErrorOptions = {}) {
+    const what =
+      how === "released"
+        ? "released by its holder"
+        : how === "handed-on"
+          ? "handed on as a ticket"
+          : "completed (done marker written)";
+    super(`lock "${key}" ended: ${what}`, options);
+    this.key = key;
+    this.how = how;
+  }
+}
+
 /**
  * The execution budget cannot cover the operation (time left or subrequests). Thrown before any
  * node is called.
@@ -175,20 +208,32 @@ export class BudgetExhaustedError extends LockError {
   }
 }
 
+/** Options of the {@link ConfigurationError} constructor. */
+export interface ConfigurationErrorOptions extends LockErrorOptions {
+  /** `option` names an environment variable (default `false`: an option of the API). */
+  readonly variable?: boolean;
+}
+
 /**
- * An option (of `createLocks`, a call, or a budget factory) is invalid; `option` names it.
+ * An option (of `createLocks`, a call, or a budget factory) or an environment variable (read by
+ * `nodesFromEnv`) is invalid; `option` names it, `variable` tells which of the two it is.
  *
  * @example
- * createLocks({ nodes: [] }); // ConfigurationError, option "nodes"
+ * createLocks({ nodes: [] }); // ConfigurationError, option "nodes": invalid option `nodes`: …
+ * nodesFromEnv({ EDGELOCK_NODES: "[]" }); // invalid environment variable `EDGELOCK_NODES`: …
  */
 export class ConfigurationError extends LockError {
   override name = "ConfigurationError";
-  /** The option's path, e.g. `"lease"` or `"nodes[2]"`. */
+  /** The option's path, e.g. `"lease"` or `"nodes[2]"`, or the variable's (`"EDGELOCK_NODES[0].url"`). */
   readonly option: string;
+  /** `true` when `option` is an environment variable rather than an option of the API. */
+  readonly variable: boolean;
 
-  constructor(option: string, message: string, options: LockErrorOptions = {}) {
-    super(`invalid option \`${option}\`: ${message}`, options);
+  constructor(option: string, message: string, options: ConfigurationErrorOptions = {}) {
+    const what = options.variable === true ? "environment variable" : "option";
+    super(`invalid ${what} \`${option}\`: ${message}`, options);
     this.option = option;
+    this.variable = options.variable === true;
   }
 }
 
@@ -234,6 +279,7 @@ const NAMES = new Set([
   "LockBusyError",
   "QuorumError",
   "LockLostError",
+  "LockEndedError",
   "BudgetExhaustedError",
   "ConfigurationError",
   "TransportError",
@@ -272,6 +318,9 @@ export const isQuorumError = (value: unknown): value is QuorumError =>
 /** True for a {@link LockLostError} (by name). */
 export const isLockLostError = (value: unknown): value is LockLostError =>
   hasName(value, "LockLostError");
+/** True for a {@link LockEndedError} (by name). */
+export const isLockEndedError = (value: unknown): value is LockEndedError =>
+  hasName(value, "LockEndedError");
 /** True for a {@link BudgetExhaustedError} (by name). */
 export const isBudgetExhaustedError = (value: unknown): value is BudgetExhaustedError =>
   hasName(value, "BudgetExhaustedError");

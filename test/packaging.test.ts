@@ -1,15 +1,57 @@
 /**
  * What `npm install edgelock` gets: the tarball's files (built, no source maps, LICENSE, the bin
- * launcher) and a manifest without `prepare`, with ioredis as an optional peer only.
+ * launcher) and a manifest without `prepare`, with ioredis as an optional peer only; every entry
+ * point of `exports` resolves with types under every TypeScript module resolution (attw) and the
+ * manifest passes publint, both run offline on the packed tarball.
  */
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { IOREDIS_MISSING, loadNodeModule } from "../src/dev/optional";
 
 interface PackEntry {
+  readonly filename: string;
   readonly files: { readonly path: string }[];
   readonly size: number;
+}
+
+/** A condition of `exports`: a file, or nested conditions (`import` → `types`, `default`). */
+type ExportTarget = string | { readonly [condition: string]: ExportTarget };
+
+interface Manifest {
+  readonly exports: Record<string, ExportTarget>;
+  readonly typesVersions?: Record<string, Record<string, string[]>>;
+  readonly repository?: { type: string; url: string };
+  readonly homepage?: string;
+  readonly bugs?: { url: string };
+}
+
+const manifest = (): Manifest => JSON.parse(readFileSync("package.json", "utf8")) as Manifest;
+
+/** Every file an `exports` target names, as tarball paths (`dist/hono/index.d.ts`). */
+function exportedFiles(target: ExportTarget): string[] {
+  if (typeof target === "string") return [target.replace(/^\.\//, "")];
+  return Object.values(target).flatMap(exportedFiles);
+}
+
+/** The code entry points of `exports` (`.`, `./hono`, …), without `./package.json`. */
+const codeEntries = (): string[] =>
+  Object.keys(manifest().exports).filter((subpath) => subpath !== "./package.json");
+
+/** The build, then `npm pack` into a fresh folder; the tarball's path and what npm listed. */
+function packTarball(): { dir: string; tarball: string; pack: PackEntry } {
+  execFileSync("npx", ["tsup"], { stdio: "ignore" });
+  const dir = mkdtempSync(join(tmpdir(), "edgelock-pack-"));
+  const out = execFileSync(
+    "npm",
+    ["pack", "--json", "--ignore-scripts", "--pack-destination", dir],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
+  );
+  const [pack] = JSON.parse(out) as PackEntry[];
+  if (pack === undefined) throw new Error("npm pack listed nothing");
+  return { dir, tarball: join(dir, pack.filename), pack };
 }
 
 describe("the published package", () => {
@@ -32,28 +74,86 @@ describe("the published package", () => {
     expect(manifest.bin).toEqual({ edgelock: "bin/edgelock.mjs" });
   });
 
-  it("tarball: the build, LICENSE, README and the bin launcher; no source maps, no sources", () => {
-    execFileSync("npx", ["tsup"], { stdio: "ignore" });
-    const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
+  it("manifest: repository, homepage and bugs point at the project", () => {
+    const { repository, homepage, bugs } = manifest();
+    expect(repository).toEqual({
+      type: "git",
+      url: "git+https://github.com/edgelock/edgelock.git",
     });
-    const [pack] = JSON.parse(out) as PackEntry[];
-    const paths = (pack?.files ?? []).map((f) => f.path);
-    for (const path of ["LICENSE", "README.md", "package.json", "bin/edgelock.mjs"]) {
-      expect(paths).toContain(path);
+    expect(homepage).toBe("https://github.com/edgelock/edgelock#readme");
+    expect(bugs).toEqual({ url: "https://github.com/edgelock/edgelock/issues" });
+  });
+
+  it("manifest: typesVersions maps every subpath of exports to its types (moduleResolution node10)", () => {
+    const { exports, typesVersions } = manifest();
+    const expected: Record<string, string[]> = {};
+    for (const subpath of codeEntries().filter((s) => s !== ".")) {
+      const target = exports[subpath] as { import: { types: string } };
+      expected[subpath.slice(2)] = [target.import.types];
     }
-    for (const entry of ["index", "hono/index", "lambda/index", "workers/index", "dev/index"]) {
-      expect(paths).toContain(`dist/${entry}.js`);
-      expect(paths).toContain(`dist/${entry}.cjs`);
-      expect(paths).toContain(`dist/${entry}.d.ts`);
+    expect(Object.keys(expected).length).toBeGreaterThan(0);
+    expect(typesVersions).toEqual({ "*": expected });
+  });
+
+  it("tarball: every file exports names, LICENSE, README and the bin launcher; no source maps, no sources; attw and publint find nothing", () => {
+    const { dir, tarball, pack } = packTarball();
+    try {
+      const paths = pack.files.map((f) => f.path);
+      for (const path of ["LICENSE", "README.md", "package.json", "bin/edgelock.mjs"]) {
+        expect(paths).toContain(path);
+      }
+      const { exports } = manifest();
+      const files = codeEntries().flatMap((subpath) => exportedFiles(exports[subpath] ?? {}));
+      expect(files).toContain("dist/index.js");
+      expect(files).toContain("dist/hono/index.d.cts");
+      for (const file of files) expect(paths).toContain(file);
+      expect(paths).toContain("dist/dev/cli.js");
+      expect(paths.filter((p) => p.endsWith(".map"))).toEqual([]);
+      expect(paths.filter((p) => p.startsWith("src/") || p.startsWith("test/"))).toEqual([]);
+      // Packed size, as a guard against growth (418 KB with the 15 source maps it used to carry).
+      expect(pack.size).toBeLessThan(250_000);
+
+      // Are the types wrong: every entry point under node10, node16 (CJS and ESM) and bundler.
+      // --no-definitely-typed: nothing is fetched from the registry, the check runs offline.
+      const attw = spawnSync(
+        "npx",
+        ["attw", tarball, "--format", "json", "--no-definitely-typed"],
+        { encoding: "utf8" },
+      );
+      const report = JSON.parse(attw.stdout) as {
+        analysis: {
+          problems: unknown[];
+          entrypoints: Record<
+            string,
+            { resolutions: Record<string, { resolution?: { fileName: string } }> }
+          >;
+        };
+      };
+      expect(report.analysis.problems).toEqual([]);
+      expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(Object.keys(exports).sort());
+      for (const subpath of codeEntries()) {
+        const { resolutions } = report.analysis.entrypoints[subpath] ?? { resolutions: {} };
+        expect(Object.keys(resolutions).sort()).toEqual([
+          "bundler",
+          "node10",
+          "node16-cjs",
+          "node16-esm",
+        ]);
+        for (const [kind, { resolution }] of Object.entries(resolutions)) {
+          expect(resolution?.fileName, `${subpath} under ${kind}`).toMatch(/\.d\.c?ts$/);
+        }
+      }
+      expect(attw.status).toBe(0);
+
+      const publint = spawnSync("npx", ["publint", "run", tarball, "--strict"], {
+        encoding: "utf8",
+      });
+      expect(publint.stdout).toContain("All good!");
+      expect(publint.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-    expect(paths).toContain("dist/dev/cli.js");
-    expect(paths.filter((p) => p.endsWith(".map"))).toEqual([]);
-    expect(paths.filter((p) => p.startsWith("src/") || p.startsWith("test/"))).toEqual([]);
-    // Packed size, as a guard against growth (418 KB with the 15 source maps it used to carry).
-    expect(pack?.size).toBeLessThan(250_000);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("the dev cluster without ioredis", () => {

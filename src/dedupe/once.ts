@@ -1,6 +1,6 @@
 import type { Budget } from "../budget/budget";
 import { ConfigurationError, isLockBusyError, type LockBusyError } from "../errors";
-import { complete, isCompletable } from "../lock/handle";
+import { complete, isCompletable, owesCompletion } from "../lock/handle";
 import { random, sleep } from "../lock/timing";
 import type { AcquireOptions, Lock, Locks } from "../lock/types";
 import { checkFunction, checkKnown, isLocks, optionalMs } from "../validate";
@@ -62,6 +62,11 @@ async function acquireOrBusy(
  * At most once is as strong as the lock: a run that outlives its lock (it ignored `lock.signal`,
  * or a majority of nodes lost the key) can overlap a duplicate.
  *
+ * The lock cannot be handed on: `lock.ticket()` inside `fn` rejects with `ConfigurationError`
+ * (option `ticket`) and the lock stays held, since the done marker is written with this run's
+ * token when `fn` returns. With `fencing`, the key's fence counter expires with the marker (or
+ * `retention` after a failed run's release) instead of living forever.
+ *
  * Defaults: `lease` from `createLocks` (10000 ms), `retention` 86400000 ms (24 h), no budget.
  *
  * @param locks the manager from `createLocks`
@@ -114,6 +119,7 @@ export async function once<T>(
     await lock.release().catch(() => undefined);
     throw new ConfigurationError("locks", "expected the manager from createLocks()");
   }
+  owesCompletion(lock, "once()", retention);
 
   let value: T;
   try {

@@ -28,8 +28,9 @@ const USAGE = `Usage: edgelock <command> [options]
 
 Commands:
   dev                      start a local cluster of Upstash-compatible nodes (needs redis-server)
-  inspect <key>            show what every node holds for a lock key
-  force-release <key>      delete a lock key on every node, whoever holds it
+  inspect <key>…           show what every node holds for a lock key
+  force-release <key>…     delete a lock key on every node, whoever holds it
+  help [command]           show this help, or a command's
 
 Options:
   -v, --version            print the version
@@ -49,6 +50,14 @@ function print(lines: readonly string[], code = 0): number {
 
 async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === "help") {
+    const [topic, ...extra] = rest;
+    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    if (topic === undefined) return print([USAGE]);
+    const usage = USAGES[topic];
+    if (usage === undefined) throw new UsageError(`unknown command "${topic}"`);
+    return print([usage]);
+  }
   if (command === undefined || !(command in USAGES)) {
     const { values, positionals } = parse(argv, {
       version: { type: "boolean", short: "v", default: false },
@@ -70,16 +79,9 @@ async function run(argv: string[]): Promise<number> {
     command === "inspect"
       ? await inspect(rest, process.env)
       : await forceRelease(rest, process.env, { isTTY: process.stdin.isTTY === true, ask });
-  if (result === undefined) return print([`${usage}\n${OPERATOR_OPTIONS}`]);
+  if (result === undefined) return print([usage]);
   return print(result.out, result.code);
 }
-
-const OPERATOR_OPTIONS = `
-Options:
-  --prefix <p>         the lock manager's prefix (default "lock:")
-  --nodes <file>       a JSON file: [{"url","token"}, …] or {"nodes":[…]} as \`edgelock dev --json\`
-                       prints; default: EDGELOCK_NODES, or UPSTASH_REDIS_REST_URL + _TOKEN
-  -h, --help           show this help`;
 
 async function main(argv: string[]): Promise<number> {
   try {

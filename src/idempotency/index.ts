@@ -7,9 +7,12 @@
 export { IDEMPOTENCY_KEY, MAX_KEY_LENGTH, parseKey } from "./header";
 export {
   DEFAULT_HEADERS,
+  defaultStore,
   type IdempotencyOptions,
   type ResolvedIdempotency,
   resolveIdempotency,
+  TRANSIENT_STATUSES,
+  type UnrecordedAnswer,
 } from "./options";
 export type { ProblemAnswer } from "./problems";
 export type { StoredResponse } from "./record";

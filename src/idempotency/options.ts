@@ -1,5 +1,5 @@
 import type { Budget } from "../budget/budget";
-import { ConfigurationError } from "../errors";
+import { ConfigurationError, type NodeOutcome } from "../errors";
 import type { Locks } from "../lock/types";
 import { checkKnown, isLocks, optionalMs } from "../validate";
 
@@ -13,6 +13,33 @@ export const DEFAULT_HEADERS: readonly string[] = [
   "last-modified",
   "cache-control",
 ];
+
+/**
+ * Statuses below 500 that say "not now" rather than "this is the outcome": a retry must run the
+ * operation, so they are never kept (by default; see {@link IdempotencyOptions.store}). 408
+ * Request Timeout, 409 Conflict (also `lock()`'s busy answer), 425 Too Early, 429 Too Many
+ * Requests.
+ */
+export const TRANSIENT_STATUSES: readonly number[] = [408, 409, 425, 429];
+
+/**
+ * The default `store` rule: keep an answer below 500 unless it is one of
+ * {@link TRANSIENT_STATUSES}.
+ *
+ * @example
+ * defaultStore(201) // true
+ * defaultStore(429) // false
+ */
+export const defaultStore = (status: number): boolean =>
+  status < 500 && !TRANSIENT_STATUSES.includes(status);
+
+/** What `onUnrecorded` gets: the answer that ran but could not be kept. */
+export interface UnrecordedAnswer {
+  /** The handler's status (the response was sent, or is being streamed). */
+  readonly status: number;
+  /** Each node's last answer to the record write (no tokens). */
+  readonly outcomes: readonly NodeOutcome[];
+}
 
 /** Never stored: they carry the first caller's session, not the resource. */
 const NEVER = new Set(["set-cookie", "set-cookie2", "authorization", "www-authenticate"]);
@@ -50,6 +77,25 @@ export interface IdempotencyOptions<C> {
   readonly fingerprint?: (c: C) => string | Promise<string>;
   /** The request's execution budget (sizes the claim's TTL). @default the adapter's platform default */
   readonly budget?: (c: C) => Budget | undefined;
+  /**
+   * Which answers are kept for replay, by status: `true` keeps it (a retry gets it replayed),
+   * `false` releases the claim (a retry runs the handler again). Only answers below 500 are
+   * asked about: a 5xx, a throw and edgelock's own busy/unavailable answers (problem+json of
+   * `lock()`) are never kept.
+   * @default {@link defaultStore}: every status below 500 except 408, 409, 425 and 429
+   * @example store: (status) => status >= 200 && status < 300   // keep successes only
+   */
+  readonly store?: (status: number) => boolean;
+  /**
+   * Called when the handler ran to an answer that is kept by `store` but its record could not
+   * be written on a majority of nodes (re-sent until the claim's validity or the budget ran out).
+   * The response still goes to the client, and the claim is not released: a retry gets 409 (or
+   * the record, where a node has it) until the claim's TTL ends, and after that it may run the
+   * handler again. Log it, alert, or reconcile. Errors it throws are ignored.
+   * @default none
+   * @example onUnrecorded: (c, { status }) => console.error("idempotency record lost", status)
+   */
+  readonly onUnrecorded?: (c: C, answer: UnrecordedAnswer) => void | Promise<void>;
 }
 
 /** {@link IdempotencyOptions} validated, with defaults. */
@@ -65,6 +111,8 @@ export interface ResolvedIdempotency<C> {
   readonly scope: ((c: C) => string | Promise<string>) | undefined;
   readonly fingerprint: ((c: C) => string | Promise<string>) | undefined;
   readonly budget: ((c: C) => Budget | undefined) | undefined;
+  readonly store: (status: number) => boolean;
+  readonly onUnrecorded: ((c: C, answer: UnrecordedAnswer) => void | Promise<void>) | undefined;
 }
 
 const KNOWN = new Set([
@@ -79,6 +127,8 @@ const KNOWN = new Set([
   "scope",
   "fingerprint",
   "budget",
+  "store",
+  "onUnrecorded",
 ]);
 
 function fn<T>(name: string, value: T | undefined): T | undefined {
@@ -147,5 +197,7 @@ export function resolveIdempotency<C>(
     scope: fn("scope", options.scope),
     fingerprint: fn("fingerprint", options.fingerprint),
     budget: fn("budget", options.budget),
+    store: fn("store", options.store) ?? defaultStore,
+    onUnrecorded: fn("onUnrecorded", options.onUnrecorded),
   };
 }

@@ -3,10 +3,11 @@ import {
   ConfigurationError,
   isBudgetExhaustedError,
   isLockBusyError,
+  isLockLostError,
   isQuorumError,
   type LockError,
 } from "../errors";
-import { complete, isCompletable } from "../lock/handle";
+import { completePersistently, isCompletable, owesCompletion } from "../lock/handle";
 import { coreOf } from "../lock/locks";
 import { random, sleep } from "../lock/timing";
 import type { Lock, Locks } from "../lock/types";
@@ -44,7 +45,13 @@ export interface IdempotentRequest<C> {
 export interface HandlerAnswer<R> {
   readonly result: R;
   readonly status: number;
-  /** Read the response to store it (called only when it is stored: status < 500, claim held). */
+  /** edgelock's own busy/unavailable answer (`lock()`'s problem+json): never kept. */
+  readonly transient?: boolean;
+  /**
+   * Read the response to store it (called only when it is kept: `store(status)`, claim held).
+   * May resolve late (a streamed body, once sent); a rejection (a body that could not be read
+   * whole, or one over `maxBody`) keeps the answer as "completed without replay".
+   */
   capture(): Promise<StoredResponse>;
 }
 
@@ -129,12 +136,15 @@ const failed = <R>(error: LockError): IdempotentOutcome<R> => ({
  * key with a quorum lock (TTL from the budget, auto-extended), run the handler, and keep its
  * response in the key's done marker on the nodes; a later request with the same key and
  * fingerprint gets that response replayed, one with another fingerprint a 422, one arriving while
- * the first runs a 409 (or waits up to `wait` ms for the result). A 5xx, a throw or a lost claim
- * stores nothing and releases the claim, so a retry runs again. Runtime-neutral: the Hono and
- * Lambda adapters map requests and answers.
+ * the first runs a 409 (or waits up to `wait` ms for the result). A 5xx, a throw, a lost claim
+ * or an answer `store` refuses (by default 408, 409, 425, 429) stores nothing and releases the
+ * claim, so a retry runs again. A kept answer's record is re-sent until a majority holds it,
+ * while the claim is valid; if it cannot be, `onUnrecorded` is called and the claim is left to
+ * expire (never released). Runtime-neutral: the Hono and Lambda adapters map requests and
+ * answers.
  *
- * Cost: a first request N (record lookup) + N (claim) + N (record), plus N per extension; a
- * replay N, answered by the first node that has the record.
+ * Cost: a first request N (record lookup) + N (claim) + N (record; N more per re-send), plus N
+ * per extension; a replay N, answered by the first node that has the record.
  *
  * @throws whatever the handler throws (after releasing the claim); `ConfigurationError` for a
  *   `locks` not from `createLocks`
@@ -189,7 +199,7 @@ export async function runIdempotent<C, R>(
         continue;
       }
       if ("kind" in claim) return claim;
-      if ("lock" in claim) return runClaimed(options, claim.lock, fingerprint, handler);
+      if ("lock" in claim) return runClaimed(options, context, claim.lock, fingerprint, handler);
       retryAfter = claim.retryAfter;
     }
     const left = waitUntil - performance.now();
@@ -228,34 +238,55 @@ async function claimKey(
   }
 }
 
-/** Run the handler under the claim; keep its response, or release the claim for a retry. */
-async function runClaimed<R>(
-  options: { readonly maxBody: number; readonly ttl: number },
+/**
+ * Run the handler under the claim. An answer `store` keeps (never a 5xx, a throw or a transient
+ * answer) becomes the key's record, written before the claim is given up (SAFETY.md §6b I1);
+ * any other answer releases the claim, so that a retry runs again (I3).
+ */
+async function runClaimed<C, R>(
+  options: ResolvedIdempotency<C>,
+  context: C,
   lock: Lock,
   fingerprint: string,
   handler: (lock: Lock) => Promise<HandlerAnswer<R>>,
 ): Promise<IdempotentOutcome<R>> {
   let answer: HandlerAnswer<R>;
+  owesCompletion(lock, "the Idempotency-Key layer", options.ttl);
   try {
     answer = await handler(lock);
   } catch (error) {
     await lock.release().catch(() => undefined);
     throw error;
   }
-  // A 5xx or a lost claim is not an answer to keep: release, so that a retry runs again.
-  if (answer.status >= 500 || lock.signal.aborted || !isCompletable(lock)) {
+  const { status } = answer;
+  const kept = status < 500 && answer.transient !== true && options.store(status);
+  if (!kept || isLockLostError(lock.signal.reason) || !isCompletable(lock)) {
     await lock.release().catch(() => undefined);
     return { kind: "ran", result: answer.result, stored: false };
   }
   let record: string;
   try {
     const response = await answer.capture();
-    const keep = response.body.length <= options.maxBody;
-    record = encodeRecord(fingerprint, response, keep);
+    record = encodeRecord(fingerprint, response, response.body.length <= options.maxBody);
   } catch {
+    // The handler answered, so it ran: a body we cannot read (a stream cancelled or failed
+    // after its status went out, or one over maxBody) is kept as "completed without replay".
+    record = encodeRecord(fingerprint, { status, headers: [], body: new Uint8Array() }, false);
+  }
+  // A claim lost while a streamed body was still being sent: as for a loss before (I3).
+  if (lock.signal.aborted) {
     await lock.release().catch(() => undefined);
     return { kind: "ran", result: answer.result, stored: false };
   }
-  const { recorded } = await complete(lock, options.ttl, record).catch(() => ({ recorded: false }));
+  const { recorded, outcomes } = await completePersistently(lock, options.ttl, record).catch(
+    () => ({ recorded: false, outcomes: [] }),
+  );
+  if (!recorded && options.onUnrecorded !== undefined) {
+    try {
+      await options.onUnrecorded(context, { status, outcomes });
+    } catch {
+      // The app's own callback: its failure changes nothing here.
+    }
+  }
   return { kind: "ran", result: answer.result, stored: recorded };
 }

@@ -22,7 +22,7 @@ import {
   RESUME,
 } from "../scripts";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
-import { ReleaseOrder } from "./order";
+import { ReleaseOrder, type ReleaseWait } from "./order";
 import { LocalLines } from "./queue";
 import type { LockEvent } from "./types";
 import { WakeChannels } from "./wake";
@@ -237,8 +237,9 @@ export class LockCore {
 
   /**
    * One node's ACQUIRE (`args`: token, ttl, fencing flag, wait room registration), sent once our
-   * releases of the key in flight there have ended (`after`, by default read from {@link order}
-   * now). `signal`: the round's shared timeout signal, if the request goes out with the round.
+   * releases of the key in flight there have ended, or half its timeout passed (`after`, by
+   * default read from {@link order} now). `signal`: the round's shared timeout signal, if the
+   * request goes out with the round.
    */
   async acquireOn(
     node: RestNode,
@@ -246,7 +247,7 @@ export class LockCore {
     args: string[],
     timeoutMs: number,
     budget: Budget | undefined,
-    sending: { signal?: AbortSignal | undefined; after?: Promise<void> | undefined } = {},
+    sending: { signal?: AbortSignal | undefined; after?: ReleaseWait | undefined } = {},
   ): Promise<NodeAnswer<number>> {
     const after =
       "after" in sending ? sending.after : this.order.after(node.index, this.lineOf(keys));
@@ -368,11 +369,17 @@ export class LockCore {
       waitAll?: boolean;
       wake?: boolean;
       before?: number | undefined;
+      /** A one-shot run's counter lifetime (RELEASE ARGV[5]); sent with `wake` only. */
+      counterMs?: number | undefined;
     } = {},
   ): Promise<Round<CasReply>> {
-    const { nodes = this.nodes, holds, waitAll = false, wake = false, before } = scope;
+    const { nodes = this.nodes, holds, waitAll = false, wake = false, before, counterMs } = scope;
     const args = wake ? [token, String(Date.now()), String(reservationFor(timeoutMs))] : [token];
     if (wake && before !== undefined) args.push(String(before));
+    if (wake && counterMs !== undefined) {
+      if (before === undefined) args.push("");
+      args.push(String(counterMs));
+    }
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,

@@ -1,5 +1,12 @@
 import type { Budget } from "../budget/budget";
-import { ConfigurationError, LockLostError, type NodeOutcome, QuorumError } from "../errors";
+import {
+  ConfigurationError,
+  type LockEnd,
+  LockEndedError,
+  LockLostError,
+  type NodeOutcome,
+  QuorumError,
+} from "../errors";
 import { MAX_LEASE } from "../options";
 import type { Round } from "../quorum/fanout";
 import { configurationFault, describeNodes, nodeName, reasonOf } from "../quorum/report";
@@ -9,7 +16,7 @@ import type { Grant } from "./acquire";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import { handoverRound } from "./handover";
-import { unref } from "./timing";
+import { random, sleep, unref } from "./timing";
 import type { ExtendResult, Lock, LockTicket, ReleaseResult } from "./types";
 
 /** `handed`: turned into a ticket (`ticket()`); another invocation holds the lock from there. */
@@ -29,9 +36,18 @@ let completeHandle: (
   handle: LockHandle,
   retention: number,
   record: string | undefined,
+  persist?: boolean,
 ) => Promise<CompleteResult>;
 /** Every node's answer to a handle's release (set in the class's static block). */
 let releaseSettledOf: (handle: LockHandle) => Promise<unknown>;
+/** Set by the class's static block: see {@link owesCompletion}. */
+let markOwed: (handle: LockHandle, owed: Owed) => void;
+
+/** A wrapper that ends the lock with {@link complete}, and its marker's retention (ms). */
+interface Owed {
+  readonly wrapper: string;
+  readonly retention: number;
+}
 
 /**
  * A held lock (see {@link Lock}). Keeps its validity end on the monotonic clock, arms a timer that
@@ -52,6 +68,8 @@ export class LockHandle implements Lock {
   #controller: AbortController | undefined;
   #state: State = "held";
   #lostError: LockLostError | undefined;
+  /** How the holder ended the lock (release, ticket, completion): the signal's reason then. */
+  #ended: LockEndedError | undefined;
   #validUntil = 0;
   #validUntilEpoch = 0;
   #lead = 0;
@@ -65,13 +83,19 @@ export class LockHandle implements Lock {
   #gone = false;
   #completing: Promise<CompleteResult> | undefined;
   #ticketing: Promise<LockTicket> | undefined;
+  /** Held by a wrapper that completes it (see {@link owesCompletion}). */
+  #owed: Owed | undefined;
 
   static {
-    completeHandle = (handle, retention, record) => {
-      handle.#completing ??= handle.#completeOnce(retention, record);
+    completeHandle = (handle, retention, record, persist = false) => {
+      handle.#completing ??= handle.#completeOnce(retention, record, persist);
+      handle.#end("completed");
       return handle.#completing;
     };
     releaseSettledOf = (handle) => handle.#releaseSettled;
+    markOwed = (handle, owed) => {
+      handle.#owed = owed;
+    };
   }
 
   constructor(core: LockCore, grant: Grant, budget: Budget | undefined, autoExtend: boolean) {
@@ -93,8 +117,9 @@ export class LockHandle implements Lock {
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
-      // Lost before anyone asked: hand out an aborted signal with the same reason.
-      if (this.#state === "lost") this.#controller.abort(this.#lostError);
+      // Lost or ended before anyone asked: hand out an aborted signal with the same reason.
+      const reason = this.#lostError ?? this.#ended;
+      if (reason !== undefined) this.#controller.abort(reason);
     }
     return this.#controller.signal;
   }
@@ -158,9 +183,8 @@ export class LockHandle implements Lock {
   }
 
   #lose(reason: "lost" | "validity" | "deadline", error: LockLostError): void {
-    // Handed on: this handle's own protection still ends at its validity (tell the work that
-    // still listens), but the lock itself is the resumer's now — no state change, no event.
-    if (this.#state === "handed") this.#controller?.abort(error);
+    // Released, handed on or completed: the signal already aborted then (#end), and the lock is
+    // no longer this handle's to lose — no state change, no event.
     if (this.#state !== "held") return;
     this.#state = "lost";
     this.#lostError = error;
@@ -169,6 +193,19 @@ export class LockHandle implements Lock {
     this.#controller?.abort(error);
     this.#grant.local.end();
     this.#core.emit({ type: "lost", key: this.key, reason, outcomes: error.outcomes });
+  }
+
+  /**
+   * The holder ended the lock: abort `signal` with a {@link LockEndedError} saying how (unless a
+   * loss aborted it first; a signal aborts once). Called only after the state left `held` and the
+   * release, completion or hand-off is under way, so an abort listener (user code, run
+   * synchronously) that calls `release()`, `extend()` or `ticket()` meets the ended lock and
+   * cannot change what this handle sends (docs/SAFETY.md §6c, S1).
+   */
+  #end(how: LockEnd): void {
+    if (this.#lostError !== undefined || this.#ended !== undefined) return;
+    this.#ended = new LockEndedError(this.key, how);
+    this.#controller?.abort(this.#ended);
   }
 
   async extend(lease?: number): Promise<ExtendResult> {
@@ -246,6 +283,18 @@ export class LockHandle implements Lock {
   }
 
   async ticket(options?: { readonly lease?: number | undefined }): Promise<LockTicket> {
+    if (this.#owed !== undefined) {
+      // The wrapper writes the done marker with this holder's token when its function returns; a
+      // resumed lock holds another token, so neither could complete it. Nothing is sent.
+      const { wrapper } = this.#owed;
+      throw new ConfigurationError(
+        "ticket",
+        `a lock held by ${wrapper} cannot be handed on: ${wrapper} records the run (its done ` +
+          "marker) with this holder's token when the function returns, so a resumed lock could " +
+          "not be completed. This lock is unchanged (still yours); take a lock of its own for " +
+          "work that continues elsewhere",
+      );
+    }
     const lease = options?.lease;
     if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)) {
       throw new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`);
@@ -290,6 +339,7 @@ export class LockHandle implements Lock {
     this.#state = "handed";
     if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
     this.#grant.local.end();
+    this.#end("handed-on");
     return ticket;
   }
 
@@ -305,11 +355,18 @@ export class LockHandle implements Lock {
             status: recorded ? "released" : "unknown",
             outcomes,
           }));
+    // After #releasing is set (a listener's own release() gets this one) and the handle is
+    // marked released (#releaseOnce does it before its first await).
+    this.#end("released");
     return this.#releasing;
   }
 
   /** See {@link complete}. */
-  async #completeOnce(retention: number, record: string | undefined): Promise<CompleteResult> {
+  async #completeOnce(
+    retention: number,
+    record: string | undefined,
+    persist: boolean,
+  ): Promise<CompleteResult> {
     // Released by the job itself: COMPLETE still records it (the key is absent, or taken over and
     // then left alone), after that release round so the two never interleave. Read before any
     // await: a release() called from now on reports this completion (and waits for it).
@@ -321,7 +378,22 @@ export class LockHandle implements Lock {
     if (releasing !== undefined) await releasing;
     const { keys, token, timeoutMs } = this.#grant;
     const core = this.#core;
-    const round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
+    let round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
+    // persist (idempotency, SAFETY.md §6b I1): re-send until a majority holds the marker, while
+    // our token still holds the key on a majority (before the validity end), so that the claim
+    // is never given up before the record is on a majority. A re-send finding the marker leaves
+    // the first record (COMPLETE), so only the nodes that missed it change.
+    for (let pause = core.options.retryDelay; persist && !round.ok; ) {
+      // Another holder on more than N − Q nodes: no re-send can reach a majority.
+      const taken = round.outcomes.filter((o) => o.status === "held").length;
+      if (taken > core.nodes.length - core.quorum) break;
+      const left = this.#validUntil - performance.now() - timeoutMs;
+      if (left <= 0 || !this.#canResend(timeoutMs)) break;
+      await sleep(Math.min(left, pause * (0.5 + random() / 2)));
+      if (this.#validUntil - performance.now() - timeoutMs <= 0) break;
+      pause = Math.min(2 * pause, core.options.retryDelayMax);
+      round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
+    }
     // A caller of this instance waiting for the key now finds the marker on a majority.
     this.#grant.local.end();
     const { outcomes } = round;
@@ -329,6 +401,15 @@ export class LockHandle implements Lock {
     const result = round.ok ? "recorded" : "unrecorded";
     core.emit({ type: "complete", key: this.key, result, durationMs, outcomes });
     return { recorded: round.ok, outcomes };
+  }
+
+  /** Whether the budget (if any) leaves time and node requests for one more round. */
+  #canResend(timeoutMs: number): boolean {
+    const budget = this.#budget;
+    if (budget === undefined) return true;
+    return (
+      budget.remaining() > timeoutMs && budget.remainingSubrequests() >= this.#core.nodes.length
+    );
   }
 
   async #releaseOnce(): Promise<ReleaseResult> {
@@ -359,7 +440,13 @@ export class LockHandle implements Lock {
       releasing = Promise.all([handover.release, handover.acquire]).then(([round]) => round);
     } else {
       // Waiters of other instances placed before our next caller are served first (the room).
-      const scope = { holds, wake: true, before: line?.firstPlace() };
+      const scope = {
+        holds,
+        wake: true,
+        before: line?.firstPlace(),
+        // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5).
+        counterMs: this.#owed?.retention,
+      };
       releasing = core.releaseRound(keys, token, timeoutMs, this.#budget, scope);
     }
     this.#grant.local.end();
@@ -393,6 +480,20 @@ export async function releaseSettled(lock: Lock): Promise<ReleaseResult> {
   return result;
 }
 
+/**
+ * Mark `lock` as held by a wrapper that ends it with {@link complete} (`once()`, `dedupeScheduled`,
+ * an Idempotency-Key request): from now on `lock.ticket()` rejects with `ConfigurationError`
+ * `ticket` naming `wrapper` (the lock stays held), and a release gives the key's fence counter an
+ * expiry of at least `retention` ms (docs/SAFETY.md §5, one-shot keys). A lock not from
+ * `createLocks` is left alone. Internal to the wrappers.
+ *
+ * @example
+ * owesCompletion(lock, "once()", 86_400_000);
+ */
+export function owesCompletion(lock: Lock, wrapper: string, retention: number): void {
+  if (lock instanceof LockHandle) markOwed(lock, { wrapper, retention });
+}
+
 /** Whether {@link complete} can finish `lock` (it came from `createLocks`). */
 export const isCompletable = (lock: Lock): boolean => lock instanceof LockHandle;
 
@@ -413,4 +514,27 @@ export function complete(lock: Lock, retention: number, record?: string): Promis
     throw new ConfigurationError("lock", "expected a lock acquired through createLocks()");
   }
   return completeHandle(lock, retention, record);
+}
+
+/**
+ * {@link complete}, re-sending COMPLETE (with backoff from `retryDelay` to `retryDelayMax`) until
+ * a majority holds the marker, for as long as the lock is still valid (its token is on a
+ * majority: docs/SAFETY.md E2) with a request timeout to spare, and the budget allows another
+ * round. The idempotency layer's record write: the claim is never given up before its record
+ * is on a majority, unless that time runs out (then `recorded` is false and the token stays
+ * where COMPLETE did not run, until its TTL).
+ *
+ * @throws {ConfigurationError} `lock` did not come from `createLocks`
+ * @example
+ * const { recorded } = await completePersistently(lock, 86_400_000, record);
+ */
+export function completePersistently(
+  lock: Lock,
+  retention: number,
+  record?: string,
+): Promise<CompleteResult> {
+  if (!(lock instanceof LockHandle)) {
+    throw new ConfigurationError("lock", "expected a lock acquired through createLocks()");
+  }
+  return completeHandle(lock, retention, record, true);
 }

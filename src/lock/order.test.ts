@@ -1,9 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { mayHold } from "./holds";
-import { ReleaseOrder } from "./order";
+import { ORDER_POLL_MS, ReleaseOrder } from "./order";
 
 describe("ReleaseOrder", () => {
-  it("after() settles once every release tracked so far ended; ended entries disappear", async () => {
+  const tick = () => new Promise((r) => setTimeout(r, 0));
+
+  it("after() waits until every release tracked so far ended; ended entries disappear", async () => {
     const order = new ReleaseOrder(2);
     expect(order.after(0, "k")).toBeUndefined();
     const first = order.track(0, "k", 10_000);
@@ -11,24 +13,73 @@ describe("ReleaseOrder", () => {
     expect(order.after(1, "k")).toBeUndefined(); // per node
     expect(order.after(0, "other")).toBeUndefined(); // per key
     let settled = false;
-    void order.after(0, "k")?.then(() => {
-      settled = true;
-    });
+    void order
+      .after(
+        0,
+        "k",
+      )?.(10_000)
+      .then(() => {
+        settled = true;
+      });
+    const later = order.track(0, "k", 10_000); // tracked after the wait began: not waited for
     first();
-    await new Promise((r) => setTimeout(r, 0));
+    await tick();
     expect(settled).toBe(false);
     second();
-    await new Promise((r) => setTimeout(r, 0));
+    await tick();
     expect(settled).toBe(true);
+    later();
     expect(order.after(0, "k")).toBeUndefined();
   });
 
   it("a release that never reports back stops holding anyone up after its worst case", async () => {
     const order = new ReleaseOrder(1);
     order.track(0, "k", 20); // never ended
-    expect(order.after(0, "k")).toBeDefined();
-    await new Promise((r) => setTimeout(r, 30));
+    const wait = order.after(0, "k");
+    expect(wait).toBeDefined();
+    await wait?.(10_000); // resolves at the release's worst case, not the waiter's limit
     expect(order.after(0, "k")).toBeUndefined();
+  });
+
+  it("a waiter waits at most the time it allows, whatever the releases' worst case", async () => {
+    const order = new ReleaseOrder(1);
+    order.track(0, "k", 60_000); // never ended
+    await order.after(0, "k")?.(20);
+    expect(order.after(0, "k")).toBeDefined(); // still tracked for others
+  });
+
+  it("records that never report back are swept once enough keys are tracked", async () => {
+    const order = new ReleaseOrder(1);
+    for (let batch = 0; batch < 10; batch++) {
+      for (let i = 0; i < 100; i++) order.track(0, `k${batch}:${i}`, 1); // never ended
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    // 1,000 keys tracked, each past its worst case 1 ms later: at most about twice a batch left.
+    expect(order.tracked(0)).toBeLessThanOrEqual(300);
+  });
+
+  it("on Workers a waiter polls on its own timer instead of being woken by the release", async () => {
+    vi.stubGlobal("navigator", { userAgent: "Cloudflare-Workers" });
+    try {
+      const order = new ReleaseOrder(1);
+      const ended = order.track(0, "k", 60_000);
+      let settled = false;
+      void order
+        .after(
+          0,
+          "k",
+        )?.(60_000)
+        .then(() => {
+          settled = true;
+        });
+      ended();
+      await tick();
+      expect(settled).toBe(false); // the release resolved nothing of the waiter's
+      await new Promise((r) => setTimeout(r, 3 * ORDER_POLL_MS));
+      expect(settled).toBe(true); // its own next look found the release ended
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });
 

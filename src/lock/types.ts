@@ -106,8 +106,15 @@ export interface Lock {
   /** Epoch ms until which the lock is valid (TTL minus elapsed time and drift). */
   readonly validUntil: number;
   /**
-   * Aborts (reason: `LockLostError`) when the lock is lost, shortly before its validity runs out,
-   * or shortly before the budget's deadline. Never aborts because of `release()`.
+   * Aborts when this handle stops protecting the work, with a reason that says why:
+   * - `LockLostError`: the lock was lost, or its validity or the budget's deadline is about to run
+   *   out (shortly before either);
+   * - `LockEndedError` (`how`): the holder ended it — `"released"` by `release()` (also when
+   *   `using()`, `withLock` or the Hono middleware release it), `"handed-on"` by `ticket()`,
+   *   `"completed"` when a `once()` or Idempotency-Key run wrote its done marker.
+   * The abort comes after the handle left the held state, so an abort listener cannot change the
+   * release (a `release()` there returns the same one). Aborts once: a loss before the end keeps
+   * the `LockLostError`.
    */
   readonly signal: AbortSignal;
   /**
@@ -130,7 +137,7 @@ export interface Lock {
    * this invocation) and returns a {@link LockTicket} for `locks.resume(ticket)` there. From then
    * on this handle no longer holds the lock: it stops auto-extending, `release()` sends nothing
    * (so `using` and `withLock` end normally), `extend()` throws `LockLostError`, and `signal`
-   * still aborts when this handle's validity ends — stop the protected work before handing on.
+   * aborts (`LockEndedError`, `how: "handed-on"`) — stop the protected work before handing on.
    * Resume within `lease`. The ticket carries the token, a capability: keep it inside your
    * pipeline. Idempotent (the same ticket again).
    * @throws {LockLostError} the lock was lost or released

@@ -1,7 +1,7 @@
 // The Cloudflare entry of @upstash/redis is plain fetch with no `cache: "no-store"` option (which
 // older Workers compatibility dates reject) and no `process`/`Buffer` use, so the same client runs
 // on workerd, Node >= 20, Bun and Deno.
-import { Redis } from "@upstash/redis/cloudflare";
+import { errors, Redis, type Requester } from "@upstash/redis/cloudflare";
 import { ConfigurationError } from "../errors";
 import { RestNode, SignalSlot } from "./node";
 import type { NodeCredentials, RedisLike } from "./types";
@@ -67,6 +67,55 @@ function urlOfClient(redis: RedisLike): string | undefined {
 }
 
 /**
+ * Script calls of a user-supplied `@upstash/redis` client, sent through the client's own HTTP
+ * requester so that the reply reaches the script's parser exactly as the node sent it.
+ *
+ * Why not `redis.eval`/`redis.evalsha`: those run the client's reply deserializer, by default
+ * (`automaticDeserialization`) a recursive `JSON.parse` of every string in the reply that keeps
+ * what parses. A record `123` comes back a number, `"x"` loses its quotes, `{"a":1}` becomes an
+ * object, `null`/`true` stop being strings: the idempotency layer's stored responses (JSON) were
+ * all rejected as malformed, so nothing was ever replayed. The damage is lossy (`"x"` and `x`
+ * decode alike), so no parser can undo it; a custom `deserialize` option could do anything at
+ * all; and making the Lua replies JSON-proof (say, prefixing strings) would only defend against
+ * the default deserializer. Changing the user's client (`opts`, `use()` middleware) would change
+ * their own commands. The client's default auto-pipelining would also batch our scripts with the
+ * app's commands into one `/pipeline` request.
+ *
+ * So: `Requester.request` is the transport interface `@upstash/redis` exports (its `Redis` is
+ * built on one, kept on `client`), and a command is `exec`uted as `request({ body })` followed by
+ * the deserializer. We send the very body `EvalCommand`/`EvalshaCommand` build
+ * (`[cmd, script, keys.length, ...keys, ...args]`) and stop before the deserializer, which is what
+ * `automaticDeserialization: false` does on the client we build for `{ url, token }`. The user's
+ * URL, token, retries, response encoding (base64 decoding happens inside `request`), read-your-
+ * writes token and telemetry headers all still apply; only the reply decoding is ours. Errors are
+ * raised as the client raises them, so they classify the same.
+ *
+ * A `RedisLike` without a requester (not an `@upstash/redis` client) is used as given: its
+ * `eval`/`evalsha` must return replies undecoded (see {@link RedisLike}). Subscriptions (wake-up
+ * on release) still go through the user's client: its messages are waiter entries
+ * (`<deadline>:<listener>:<id>`), which `JSON.parse` never accepts, so they arrive unchanged.
+ */
+function rawScriptsOf(redis: RedisLike): RedisLike {
+  const requester = (redis as { client?: Partial<Requester> }).client;
+  if (typeof requester?.request !== "function") return redis;
+  const client = requester as Requester;
+  const run = async (body: (string | number)[]): Promise<unknown> => {
+    const { result, error } = await client.request({ body });
+    if (error) throw new errors.UpstashError(error);
+    if (result === undefined) throw new TypeError("Request did not return a result");
+    return result;
+  };
+  const raw: RedisLike & { subscribe?: unknown } = {
+    eval: (script, keys, args) => run(["eval", script, keys.length, ...keys, ...args]),
+    evalsha: (sha1, keys, args) => run(["evalsha", sha1, keys.length, ...keys, ...args]),
+  };
+  const { subscribe } = redis as { subscribe?: (channel: string) => unknown };
+  if (typeof subscribe === "function")
+    raw.subscribe = (channel: string) => subscribe.call(redis, channel);
+  return raw;
+}
+
+/**
  * Build the client for one `{ url, token }`: exactly one attempt per request (`retries: 0`; note
  * that `retry: false` still makes two), no auto-pipelining (one command = one request, no
  * batching with unrelated commands), no telemetry headers, no JSON re-parsing of replies, and a
@@ -99,7 +148,8 @@ export function createNode(input: unknown, index: number): BuiltNode {
   }
   if (isRedisLike(input)) {
     const url = urlOfClient(input);
-    const node = new RestNode(index, hostOf(url, index), input, undefined, knownScriptsOf(url));
+    const redis = rawScriptsOf(input);
+    const node = new RestNode(index, hostOf(url, index), redis, undefined, knownScriptsOf(url));
     return { node, url };
   }
   if (!isCredentials(input)) {

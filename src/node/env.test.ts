@@ -24,6 +24,15 @@ describe("nodesFromEnv", () => {
     expect(nodesFromEnv({ EDGELOCK_NODES: JSON.stringify(nodes) })).toEqual(nodes);
   });
 
+  it('reads {"nodes":[…]}, the first line `edgelock dev` prints, as the same nodes', () => {
+    const nodes = [
+      { url: "http://127.0.0.1:40001", token: "ta" },
+      { url: "http://127.0.0.1:40002", token: "tb" },
+    ];
+    expect(nodesFromEnv({ EDGELOCK_NODES: JSON.stringify({ nodes }) })).toEqual(nodes);
+    expect(nodesFromEnv({ EDGELOCK_NODES: { nodes } })).toEqual(nodes); // a parsed [vars] value
+  });
+
   it("accepts an already-parsed [vars] array, and trims values", () => {
     const env = { EDGELOCK_NODES: [{ url: " http://127.0.0.1:8079 ", token: " t " }] };
     expect(nodesFromEnv(env)).toEqual([{ url: "http://127.0.0.1:8079", token: "t" }]);
@@ -52,6 +61,16 @@ describe("nodesFromEnv", () => {
     [{ EDGELOCK_NODES: `[{"url":"https://a.io","token":"${SECRET}"` }, "EDGELOCK_NODES"],
     [{ EDGELOCK_NODES: `{"url":"https://a.io","token":"${SECRET}"}` }, "EDGELOCK_NODES"],
     [{ EDGELOCK_NODES: "[]" }, "EDGELOCK_NODES"],
+    [{ EDGELOCK_NODES: '{"nodes":[]}' }, "EDGELOCK_NODES"],
+    [{ EDGELOCK_NODES: `{"nodes":{"url":"https://a.io","token":"${SECRET}"}}` }, "EDGELOCK_NODES"],
+    [
+      { EDGELOCK_NODES: `{"Nodes":[{"url":"https://a.io","token":"${SECRET}"}]}` },
+      "EDGELOCK_NODES",
+    ],
+    [{ EDGELOCK_NODES: `"${SECRET}"` }, "EDGELOCK_NODES"],
+    [{ EDGELOCK_NODES: "42" }, "EDGELOCK_NODES"],
+    [{ EDGELOCK_NODES: `{"nodes":["${SECRET}"]}` }, "EDGELOCK_NODES[0]"],
+    [{ EDGELOCK_NODES: `{"nodes":[{"url":"${SECRET}","token":"t"}]}` }, "EDGELOCK_NODES[0].url"],
     [{ EDGELOCK_NODES: `["${SECRET}"]` }, "EDGELOCK_NODES[0]"],
     [
       { EDGELOCK_NODES: `[{"url":"https://a.io","token":"t"},{"url":"${SECRET}","token":"t"}]` },
@@ -69,8 +88,33 @@ describe("nodesFromEnv", () => {
   ])("rejects %j naming %s, without echoing the value", (env, option) => {
     const error = failure(env);
     expect(error.option).toBe(option);
+    expect(error.variable).toBe(true);
+    expect(error.message.startsWith(`invalid environment variable \`${option}\`: `)).toBe(true);
     expect(error.message).not.toContain(SECRET);
     expect(error.message).not.toContain("secret-token");
     expect(error.cause).toBeUndefined();
+  });
+
+  it("says which shapes it takes when EDGELOCK_NODES is neither", () => {
+    for (const value of ["[]", '{"nodes":[]}', '{"url":"https://a.io","token":"t"}', "42"]) {
+      expect(failure({ EDGELOCK_NODES: value }).message).toBe(
+        'invalid environment variable `EDGELOCK_NODES`: expected at least one node, as JSON [{"url","token"}, …] or {"nodes":[{"url","token"}, …]}',
+      );
+    }
+    expect(failure({ EDGELOCK_NODES: "[{" }).message).toBe(
+      'invalid environment variable `EDGELOCK_NODES`: is not valid JSON; expected [{"url","token"}, …] or {"nodes":[{"url","token"}, …]}',
+    );
+    expect(
+      failure({ EDGELOCK_NODES: '{"nodes":[{"url":"ftp://a.io","token":"t"}]}' }).message,
+    ).toBe("invalid environment variable `EDGELOCK_NODES[0].url`: expected an http(s) URL string");
+  });
+
+  it("an env argument that is not an object is an invalid option, not a variable", () => {
+    const error = failure(null as unknown as Record<string, unknown>);
+    expect(error.option).toBe("env");
+    expect(error.variable).toBe(false);
+    expect(error.message).toBe(
+      "invalid option `env`: expected an env object (a Worker's env, or process.env)",
+    );
   });
 });

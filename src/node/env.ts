@@ -1,7 +1,10 @@
 import { ConfigurationError } from "../errors";
 import type { NodeCredentials } from "./types";
 
-/** Name of the variable holding every node as JSON `[{"url","token"}, …]`. */
+/**
+ * Name of the variable holding every node as JSON: `[{"url","token"}, …]`, or
+ * `{"nodes":[{"url","token"}, …]}` (what `edgelock dev` prints first).
+ */
 export const NODES_VAR = "EDGELOCK_NODES";
 const URL_VAR = "UPSTASH_REDIS_REST_URL";
 const TOKEN_VAR = "UPSTASH_REDIS_REST_TOKEN";
@@ -29,33 +32,44 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
+/** The error for a malformed variable: names it (`variable`), never echoes its value. */
+const badVariable = (name: string, message: string): ConfigurationError =>
+  new ConfigurationError(name, message, { variable: true });
+
+const SHAPES = '[{"url","token"}, …] or {"nodes":[{"url","token"}, …]}';
+
 /** One `{ url, token }`; errors name the entry, never echo a value (it may contain a token). */
 function credentials(entry: unknown, option: string): NodeCredentials {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-    throw new ConfigurationError(option, 'expected an object {"url","token"}');
+    throw badVariable(option, 'expected an object {"url","token"}');
   }
   const { url, token } = entry as Record<string, unknown>;
   if (typeof url !== "string" || !isHttpUrl(url.trim())) {
-    throw new ConfigurationError(`${option}.url`, "expected an http(s) URL string");
+    throw badVariable(`${option}.url`, "expected an http(s) URL string");
   }
   if (typeof token !== "string" || token.trim() === "") {
-    throw new ConfigurationError(`${option}.token`, "expected a non-empty string");
+    throw badVariable(`${option}.token`, "expected a non-empty string");
   }
   return { url: url.trim(), token: token.trim() };
 }
 
 function parseNodes(value: unknown): NodeCredentials[] {
-  let list = value;
+  let parsed = value;
   if (typeof value === "string") {
     try {
-      list = JSON.parse(value);
+      parsed = JSON.parse(value);
     } catch {
       // No `cause`: the SyntaxError's message quotes the input, which holds tokens.
-      throw new ConfigurationError(NODES_VAR, 'is not valid JSON; expected [{"url","token"}, …]');
+      throw badVariable(NODES_VAR, `is not valid JSON; expected ${SHAPES}`);
     }
   }
+  // `{"nodes":[…]}` is the first line `edgelock dev` prints, pasted as it is.
+  const list =
+    typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && "nodes" in parsed
+      ? (parsed as { nodes: unknown }).nodes
+      : parsed;
   if (!Array.isArray(list) || list.length === 0) {
-    throw new ConfigurationError(NODES_VAR, 'expected a non-empty JSON array [{"url","token"}, …]');
+    throw badVariable(NODES_VAR, `expected at least one node, as JSON ${SHAPES}`);
   }
   return list.map((entry, index) => credentials(entry, `${NODES_VAR}[${index}]`));
 }
@@ -64,8 +78,9 @@ function parseNodes(value: unknown): NodeCredentials[] {
  * The `nodes` option of `createLocks` from the environment: a Worker's `env`, or `process.env`
  * on Lambda and Node (any env-like object).
  *
- * - `EDGELOCK_NODES`: a JSON array `[{"url":"https://…","token":"…"}, …]` (a secret, or a
- *   `[vars]` JSON value); it wins when set.
+ * - `EDGELOCK_NODES`: a JSON array `[{"url":"https://…","token":"…"}, …]`, or the same array as
+ *   `{"nodes":[…]}` (the first line `edgelock dev` prints); a secret, or a `[vars]` JSON value.
+ *   It wins when set.
  * - Otherwise `UPSTASH_REDIS_REST_URL` + `UPSTASH_REDIS_REST_TOKEN` (the names
  *   `Redis.fromEnv()` reads) as a single node.
  *
@@ -92,16 +107,16 @@ export function nodesFromEnv(env: NodesEnv): NodeCredentials[] {
   const url = env.UPSTASH_REDIS_REST_URL;
   const token = env.UPSTASH_REDIS_REST_TOKEN;
   if (isUnset(url) && isUnset(token)) {
-    throw new ConfigurationError(
+    throw badVariable(
       NODES_VAR,
       `not set: set ${NODES_VAR}, or ${URL_VAR} and ${TOKEN_VAR} for a single node`,
     );
   }
   if (typeof url !== "string" || !isHttpUrl(url.trim())) {
-    throw new ConfigurationError(URL_VAR, "expected an http(s) URL");
+    throw badVariable(URL_VAR, "expected an http(s) URL");
   }
   if (typeof token !== "string" || token.trim() === "") {
-    throw new ConfigurationError(TOKEN_VAR, `expected a non-empty string (set with ${URL_VAR})`);
+    throw badVariable(TOKEN_VAR, `expected a non-empty string (set with ${URL_VAR})`);
   }
   return [{ url: url.trim(), token: token.trim() }];
 }

@@ -1,7 +1,10 @@
 /**
  * The smallest slice of an `@upstash/redis` `Redis` instance that edgelock uses: running a Lua
  * script by SHA-1 and by source. Any `Redis` from `@upstash/redis` (Node, Cloudflare or Fastly
- * entry, `Redis.fromEnv()`) satisfies it.
+ * entry, `Redis.fromEnv()`) satisfies it; edgelock sends its scripts through that client's HTTP
+ * requester rather than these methods, so the client's reply deserialization (on by default) never
+ * touches them. Any other implementation must resolve with the reply as the node sent it (no JSON
+ * decoding of strings).
  *
  * @example
  * createLocks({ nodes: [Redis.fromEnv()] });
@@ -35,8 +38,9 @@ export interface NodeCredentials {
 }
 
 /**
- * One entry of the `nodes` option: a `Redis` instance you built (`Redis.fromEnv()`; its own retry
- * and auto-pipelining settings then apply, and edgelock imposes its timeout by racing), or
+ * One entry of the `nodes` option: a `Redis` instance you built (`Redis.fromEnv()`; its URL, token
+ * and retry settings then apply, edgelock's scripts bypass its auto-pipelining and reply
+ * deserialization, and edgelock imposes its timeout by racing), or
  * `{ url, token }` (edgelock builds a client with one attempt per request, no auto-pipelining and
  * an aborting per-request timeout).
  *

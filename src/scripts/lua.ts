@@ -83,6 +83,21 @@ end
 `;
 
 /**
+ * Lua shared by the scripts that end a one-shot key's run (COMPLETE, and RELEASE when given a
+ * counter lifetime): `outlive(counter, ms)` makes the fence counter expire no earlier than `ms`
+ * from now, and never later than it would anyway (a counter without expiry gets one). A one-shot
+ * key's counter then lives as long as its done marker, and no counter of ours lives forever once
+ * its run ended there (docs/SAFETY.md §5, one-shot keys).
+ */
+const OUTLIVE = `local function outlive(counter, ms)
+  local left = redis.call("PTTL", counter)
+  if left == -1 or (left >= 0 and left < tonumber(ms)) then
+    redis.call("PEXPIRE", counter, ms)
+  end
+end
+`;
+
+/**
  * Acquire. ARGV[1] = token, ARGV[2] = ttl ms, ARGV[3] = "1" to issue a fence.
  * Returns {1, fence} when granted (fence 0 without fencing), {0, pttl} when held by another,
  * {2, pttl} when the key holds a done marker (`done:<token>`, written by COMPLETE; tokens are hex,
@@ -313,8 +328,11 @@ return {0, 0}
 /**
  * Release. ARGV[1] = token; to serve the wait room (see `SERVE_ROOM`): ARGV[2] = the releaser's
  * epoch ms, ARGV[3] = ms to keep the key for a woken listener, ARGV[4] (optional) = the place of
- * the releaser's own next waiter. Returns 1 released, 0 expired/absent, -1 held by someone else
- * (left alone). Several keys: every key holding the token is released; 1 when any did (or holds
+ * the releaser's own next waiter ("" for none), ARGV[5] (optional) = a one-shot run's counter
+ * lifetime in ms: where the key held our token or is absent, its fence counter is made to live
+ * at least that long and no longer than it would (`outlive`; a failed run of `once()` or of an
+ * idempotent request, whose retry continues the count within it). Returns 1 released, 0
+ * expired/absent, -1 held by someone else (left alone). Several keys: every key holding the token is released; 1 when any did (or holds
  * our reservation), 0 when all are absent, -1 otherwise.
  *
  * With ARGV[2], the key goes to the waiter `serve` picks, as a reservation, instead of being
@@ -323,10 +341,13 @@ return {0, 0}
  * failed acquire sends no ARGV[2]: freeing a minority of nodes does not free the lock.
  */
 export const RELEASE_LUA = `-- edgelock release
-${SERVE_ROOM}local n = math.ceil(#KEYS / 3)
+${SERVE_ROOM}${OUTLIVE}local n = math.ceil(#KEYS / 3)
 local released, gone = 0, 0
 for i = 1, n do
   local current = redis.call("GET", KEYS[3 * i - 2])
+  if ARGV[5] and (current == ARGV[1] or current == false) then
+    outlive(KEYS[3 * i - 1], ARGV[5])
+  end
   if current == ARGV[1] then
     released = 1
     local member, ms, listener
@@ -359,7 +380,11 @@ return -1
  * max, so it is idempotent and never lowers a counter). Returns {1, counter} when the lock key
  * holds our token or is absent, {0, counter} when it holds anything else: there another holder
  * may already have taken its INCR below our fence, so this raise does not order it after us and
- * must not count towards the raise's majority (docs/SAFETY.md, fence monotonicity). Several keys:
+ * must not count towards the raise's majority (docs/SAFETY.md, fence monotonicity). Where it counts
+the counter keeps no expiry (a one-shot key's counter may have one from an earlier run's end:
+from this grant on it lives until this run's own end gives it one again); where it does not
+count, a raise keeps the counter's expiry, and a counter it creates beside a done marker expires
+with the marker (a late raise of the run that wrote it). Several keys:
  * every counter is raised, the reply's counter is the highest, and the raise counts only when
  * every lock key holds our token or is absent.
  */
@@ -369,15 +394,25 @@ local counts = 1
 local top = 0
 for i = 1, math.ceil(#KEYS / 3) do
   local counter = tonumber(redis.call("GET", KEYS[3 * i - 1]) or "0")
+  local current = redis.call("GET", KEYS[3 * i - 2])
+  local mine = current == false or current == ARGV[2]
+  local left = redis.call("PTTL", KEYS[3 * i - 1])
   if counter < target then
     redis.call("SET", KEYS[3 * i - 1], ARGV[1])
     counter = target
+    if not mine and left == -2 and string.sub(current, 1, 5) == "done:" then
+      left = redis.call("PTTL", KEYS[3 * i - 2])
+    end
+    if left >= 1 and not mine then
+      redis.call("PEXPIRE", KEYS[3 * i - 1], math.floor(left))
+    end
+  elseif mine and left >= 0 then
+    redis.call("SET", KEYS[3 * i - 1], tostring(counter))
   end
   if counter > top then
     top = counter
   end
-  local current = redis.call("GET", KEYS[3 * i - 2])
-  if current ~= false and current ~= ARGV[2] then
+  if not mine then
     counts = 0
   end
 end
@@ -415,23 +450,31 @@ return redis.call("DEL", KEYS[1])
 /**
  * Complete (once(), idempotency): turn our lock into a done marker. ARGV[1] = token, ARGV[2] =
  * retention ms, ARGV[3] (optional) = a record to keep in the marker (the idempotency layer's
- * stored response: printable ASCII). Uses KEYS[1] only. Returns 1 when it wrote `done:<token>`
- * (or `done:<token>|<record>`) with `PX retention` (the key held our token, or was absent: our
- * grant expired but the job did finish), 2 when a done marker is already there (a re-sent
- * request, or another run recorded it: the first record stays), 0 when another holder has the
- * key now (left alone).
+ * stored response: printable ASCII). Uses the first triple only. Returns 1 when it wrote
+ * `done:<token>` (or `done:<token>|<record>`) with `PX retention` (the key held our token, or was
+ * absent: our grant expired but the job did finish), 2 when a done marker is already there (a
+ * re-sent request, or another run recorded it: the first record stays), 0 when another holder has
+ * the key now (left alone). With a marker in place (1 or 2) the fence counter (KEYS[2], when
+ * given) is made to live at least `retention` more (`outlive`): while the marker stands no token
+ * is placed and no fence issued there, and once both are gone a later run starts a new count.
  */
 export const COMPLETE_LUA = `-- edgelock complete
-local current = redis.call("GET", KEYS[1])
+${OUTLIVE}local current = redis.call("GET", KEYS[1])
 if current == ARGV[1] or current == false then
   local marker = "done:" .. ARGV[1]
   if ARGV[3] then
     marker = marker .. "|" .. ARGV[3]
   end
   redis.call("SET", KEYS[1], marker, "PX", ARGV[2])
+  if KEYS[2] then
+    outlive(KEYS[2], ARGV[2])
+  end
   return 1
 end
 if string.sub(current, 1, 5) == "done:" then
+  if KEYS[2] then
+    outlive(KEYS[2], ARGV[2])
+  end
   return 2
 end
 return 0
@@ -441,7 +484,9 @@ return 0
  * Record (read only): what the key holds, for the idempotency layer. Returns {0, -2, ""} absent,
  * {1, pttl, ""} held (a holder's token or a reservation), {2, pttl, record} a done marker with the
  * record COMPLETE kept in it ("" for a marker without one). The one script whose reply carries a
- * string: the record is printable ASCII written by our own COMPLETE, so no decoding can alter it.
+ * string: the record is printable ASCII written by our own COMPLETE, and must reach the parser
+ * undecoded (`JSON.parse` would alter `123` or `"x"`): both node forms skip the client's reply
+ * deserialization (see `createNode`).
  */
 export const RECORD_LUA = `-- edgelock record
 if redis.call("TYPE", KEYS[1]).ok ~= "string" then

@@ -115,7 +115,7 @@ export const RESUME: Script<ResumeReply> = {
 export const RELEASE: Script<CasReply> = {
   name: "release",
   lua: RELEASE_LUA,
-  sha1: "30579936c87a6ce125cff1644df6b51476226ec9",
+  sha1: "abb5df11fa878795d4453f0a410b588462ef3cc2",
   parse: casCode,
 };
 
@@ -140,7 +140,7 @@ export const DISCARD: Script<CasReply> = {
 export const FENCE_RAISE: Script<RaiseReply> = {
   name: "fence-raise",
   lua: FENCE_RAISE_LUA,
-  sha1: "c0c380e2636d726b569be3062bde2ee63a77454b",
+  sha1: "740f940ba9ad6a42bb09d2caed8d55572a734507",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -170,7 +170,7 @@ export type CompleteReply = 1 | 2 | 0;
 export const COMPLETE: Script<CompleteReply> = {
   name: "complete",
   lua: COMPLETE_LUA,
-  sha1: "5d1fa1dba39346b2c39c68c3769bd3014630e688",
+  sha1: "1907ea813f9b8314b37c1f8716b07be41e93ea8c",
   parse: (reply) => (reply === 1 || reply === 2 || reply === 0 ? reply : undefined),
 };
 

@@ -48,6 +48,36 @@ describe("edgelock dev", () => {
     expect(more).toEqual([]); // --json: nothing but the first line
   });
 
+  it("SIGTERM to npm alone (`npx edgelock dev &` then `kill $!`) stops the CLI and its redis-servers", async () => {
+    // npm runs `sh -c 'node bin/edgelock.mjs …'`; a SIGTERM to npm stops that shell and passes
+    // nothing on, so the launcher and the CLI must notice on their own that their parent left.
+    const child = spawn(
+      "npm",
+      ["exec", "--", "node", "bin/edgelock.mjs", "dev", "--json", "--nodes", "1"],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    const lines = createInterface({ input: child.stdout });
+    const [first] = (await once(lines, "line")) as [string];
+    const [node] = (JSON.parse(first) as { nodes: { url: string; token: string }[] }).nodes;
+    const res = await fetch(node?.url ?? "", {
+      method: "POST",
+      headers: { authorization: `Bearer ${node?.token}` },
+      body: JSON.stringify(["info", "server"]),
+    });
+    const redisPid = parseInfoPid(((await res.json()) as { result: string }).result);
+    const cliPids = spawnSync("pgrep", ["-f", "src/dev/cli.ts dev --json --nodes 1"], {
+      encoding: "utf8",
+    })
+      .stdout.split("\n")
+      .filter((line) => line !== "")
+      .map(Number);
+    expect(cliPids.length).toBeGreaterThan(0);
+    child.kill("SIGTERM"); // npm's PID only, as `kill $!` sends it
+    await waitForExit([redisPid, ...cliPids], 10_000);
+  });
+
   it("--help, --version, and bad arguments: one line naming the problem, the usage, exit 2", () => {
     const run = (...args: string[]) =>
       spawnSync(process.execPath, ["--import", "tsx", CLI, ...args], { encoding: "utf8" });
@@ -56,6 +86,15 @@ describe("edgelock dev", () => {
     expect(help.stdout).toMatch(/^Usage: edgelock <command> \[options\]/);
     expect(help.stdout).toContain("inspect <key>");
     expect(run("dev", "--help").stdout).toMatch(/^Usage: edgelock dev \[options\]/);
+    expect(run("help").stdout).toBe(help.stdout);
+    expect(run("help", "inspect").stdout).toMatch(/^Usage: edgelock inspect <key>… \[options\]/);
+    for (const command of ["inspect", "force-release"]) {
+      const usage = run(command, "--help").stdout;
+      expect(usage).toContain("--prefix <p>");
+      expect(usage).toContain("--nodes <file>");
+    }
+    expect(run("inspect", "--help").stdout).toContain("--json");
+    expect(run("force-release", "--help").stdout).toContain("-y, --yes");
     const version = run("--version");
     expect([version.status, version.stdout]).toEqual([0, `${PACKAGE_VERSION}\n`]);
     const cases: [string[], string][] = [
@@ -65,6 +104,7 @@ describe("edgelock dev", () => {
       [["dev", "--nodes"], 'option "--nodes" needs a value'],
       [["dev", "extra"], 'unexpected argument "extra"'],
       [["serve"], 'unknown command "serve"'],
+      [["help", "serve"], 'unknown command "serve"'],
       [[], "missing command"],
     ];
     for (const [args, message] of cases) {

@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { formatMs, keysOf, partsOf } from "../../src/dev/cli/operator";
 import { createLocks, once } from "../../src/index";
 import { uniquePrefix } from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
@@ -55,10 +56,10 @@ describe("edgelock inspect", () => {
     expect(lines[0]).toBe(`lock "invoice:42" (prefix "${prefix}") on 3 node(s)`);
     for (const i of [0, 1, 2]) {
       expect(lines[i + 1]).toMatch(
-        new RegExp(`^  node ${i}  ${host(i)}\\s+held\\s+ttl \\d+ ms  fence ${lock.fence}$`),
+        new RegExp(`^  node ${i}  ${host(i)}\\s+held\\s+ttl \\d+\\.\\d s  fence ${lock.fence}$`),
       );
     }
-    expect(lines[4]).toMatch(/^held on 3 of 3 nodes \(a majority\), free in at most \d+ ms$/);
+    expect(lines[4]).toMatch(/^held on 3 of 3 nodes \(a majority\), free in at most \d+\.\d s$/);
     for (const node of dev.cluster.nodes) expect(stdout + stderr).not.toContain(node.token);
     await lock.release();
   });
@@ -69,14 +70,12 @@ describe("edgelock inspect", () => {
     await once(locks, "job", () => undefined, { retention: 60_000 });
     const done = await run(["inspect", "job", "--prefix", prefix], nodesEnv());
     expect(done.status).toBe(0);
-    expect(done.stdout).toMatch(/node 0 .+ done +ttl \d+ ms/);
+    expect(done.stdout).toMatch(/node 0 .+ done +ttl \d+\.\d s/);
     expect(done.stdout.trimEnd().split("\n").at(-1)).toBe(
       "done on 3 of 3 nodes: its once() job or request finished",
     );
     const absent = await run(["inspect", "nothing", "--prefix", prefix], nodesEnv());
-    expect(absent.stdout.trimEnd().split("\n").at(-1)).toBe(
-      "free: held on 0 of 3 nodes, no majority",
-    );
+    expect(absent.stdout.trimEnd().split("\n").at(-1)).toBe("free on all 3 nodes");
     dev.cluster.controls[2]?.pause();
     const failed = await run(["inspect", "job", "--prefix", prefix, "--json"], nodesEnv());
     expect(failed.status).toBe(0);
@@ -96,6 +95,99 @@ describe("edgelock inspect", () => {
     expect(majority.stdout.trimEnd().split("\n").at(-1)).toBe(
       "unknown: 2 of 3 nodes failed, no majority answered",
     );
+  });
+
+  it("a lock on several keys, named as errors print it, is shown key by key", async () => {
+    const prefix = uniquePrefix("cli");
+    const locks = createLocks({ nodes: dev.cluster.nodes, prefix });
+    const lock = await locks.acquire(["account:2", "account:1"], { lease: 30_000 });
+    const busy = await locks.tryAcquire(["account:1", "account:2"]);
+    expect(busy).toBeNull();
+    const { stdout, status } = await run(
+      ["inspect", "account:1, account:2", "--prefix", prefix],
+      nodesEnv(),
+    );
+    expect(status).toBe(0);
+    const [note, ...blocks] = stdout.trimEnd().split("\n\n");
+    expect(note).toBe('no key "account:1, account:2" on any node; as the keys of one lock:');
+    expect(blocks.map((b) => b.split("\n")[0])).toEqual([
+      `lock "account:1" (prefix "${prefix}") on 3 node(s)`,
+      `lock "account:2" (prefix "${prefix}") on 3 node(s)`,
+    ]);
+    for (const block of blocks) expect(block).toMatch(/\nheld on 3 of 3 nodes \(a majority\)/);
+    const json = await run(
+      ["inspect", "account:1", "account:2", "--prefix", prefix, "--json"],
+      nodesEnv(),
+    );
+    const objects = json.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(objects.map((o: { key: string; held: boolean }) => [o.key, o.held])).toEqual([
+      ["account:1", true],
+      ["account:2", true],
+    ]);
+    await lock.release();
+  });
+
+  it("a key that contains ', ' is one key: inspected and force-released as itself, others untouched", async () => {
+    const prefix = uniquePrefix("cli");
+    const locks = createLocks({ nodes: dev.cluster.nodes, prefix });
+    const named = await locks.acquire("customer:Smith, John", { lease: 30_000 });
+    const smith = await locks.acquire("customer:Smith", { lease: 30_000 });
+    const inspected = await run(
+      ["inspect", "customer:Smith, John", "--prefix", prefix],
+      nodesEnv(),
+    );
+    expect(inspected.stdout.split("\n")[0]).toBe(
+      `lock "customer:Smith, John" (prefix "${prefix}") on 3 node(s)`,
+    );
+    expect(inspected.stdout).not.toContain('lock "customer:Smith" ');
+    const yes = await run(
+      ["force-release", "customer:Smith, John", "--prefix", prefix, "--yes"],
+      nodesEnv(),
+    );
+    expect(yes.stdout.trimEnd().split("\n").at(-1)).toBe("deleted on 3 of 3 nodes");
+    expect(await dev.direct(0).get(`${prefix}customer:Smith, John`)).toBeNull();
+    expect(await dev.direct(0).get(`${prefix}customer:Smith`)).toBe(smith.token);
+    expect(named.token).not.toBe(smith.token);
+    await smith.release();
+  });
+
+  it("force-release checks every key before it deletes any", async () => {
+    const prefix = uniquePrefix("cli");
+    const lock = await createLocks({ nodes: dev.cluster.nodes, prefix }).acquire("orders:1", {
+      lease: 30_000,
+    });
+    const bad = await run(
+      ["force-release", "orders:1", "orders:2:wait", "--prefix", prefix, "--yes"],
+      nodesEnv(),
+    );
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.split("\n")[0]).toBe(
+      'edgelock: <key> "orders:2:wait": must not end with ":wait" (the name of a key\'s wait room)',
+    );
+    expect(bad.stdout).toBe("");
+    expect(await dev.direct(0).get(`${prefix}orders:1`)).toBe(lock.token);
+    await lock.release();
+  });
+
+  it("durations read as people read them", () => {
+    expect(
+      [0, 850, 9_960, 60_000, 250_000, 3_600_000, 86_390_643, 90_061_000].map(formatMs),
+    ).toEqual([
+      "0 ms",
+      "850 ms",
+      "9.9 s",
+      "1 min 0 s",
+      "4 min 10 s",
+      "1 h 0 min",
+      "23 h 59 min",
+      "1 d 1 h",
+    ]);
+    expect(keysOf(["customer:Smith, John", "a", "a"])).toEqual(["customer:Smith, John", "a"]);
+    expect(partsOf("account:1, account:2")).toEqual(["account:1", "account:2"]);
+    expect(partsOf("account:1")).toBeUndefined();
   });
 
   it("nodes from --nodes <file> (edgelock dev --json output) or UPSTASH_REDIS_REST_*; none → exit 2", async () => {
@@ -120,7 +212,7 @@ describe("edgelock inspect", () => {
     });
     expect(broken.status).toBe(2);
     expect(broken.stderr).toBe(
-      "edgelock: invalid option `EDGELOCK_NODES[0].url`: expected an http(s) URL string\n",
+      "edgelock: invalid environment variable `EDGELOCK_NODES[0].url`: expected an http(s) URL string\n",
     );
   });
 });
@@ -151,7 +243,7 @@ describe("edgelock force-release", () => {
       expect(lines[i + 1]).toMatch(new RegExp(`^  node ${i}  ${host(i)}\\s+deleted$`));
     expect(lines[4]).toBe("deleted on 3 of 3 nodes");
     const after = await run(["inspect", "k", "--prefix", prefix], nodesEnv());
-    expect(after.stdout).toContain("free: held on 0 of 3 nodes");
+    expect(after.stdout).toContain("free on all 3 nodes");
     await locks.acquire("k2", { lease: 30_000 });
     dev.cluster.controls[2]?.pause();
     const partial = await run(["force-release", "k2", "--prefix", prefix, "--yes"], nodesEnv());

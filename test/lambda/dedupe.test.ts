@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { dedupeScheduled, type ScheduledRuleEvent } from "../../src/adapters/lambda/index";
-import { isQuorumError } from "../../src/errors";
+import { isConfigurationError, isQuorumError } from "../../src/errors";
 import { createLocks, type LockEvent } from "../../src/index";
 import { pttlBack, readBack, resetCluster, sleep, uniquePrefix } from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
@@ -15,6 +15,8 @@ const N = 3;
 const dev = useDevCluster({ nodes: N });
 const RULE = "arn:aws:events:us-east-1:123456789012:rule/daily-report";
 const SCHEDULE = "arn:aws:scheduler:us-east-1:123456789012:schedule/default/nightly";
+/** The invoked function of `fakeContext` (the job in the default key). */
+const FN = "arn:aws:lambda:us-east-1:123456789012:function:edgelock-test";
 
 afterEach(() => resetCluster(dev.cluster));
 
@@ -99,7 +101,7 @@ describe("dedupeScheduled: EventBridge rule", () => {
       { skipped: true, reason: "done", retryAfter: expect.any(Number) },
     ]);
     // Awaited before the invocation returned: the marker is on every node, kept 24 h.
-    const full = `${prefix}scheduled:${RULE}:${time}`;
+    const full = `${prefix}scheduled:${FN}:${RULE}:${time}`;
     expect((await readBack(dev, N, full)).every((v) => v?.startsWith("done:"))).toBe(true);
     for (const pttl of await pttlBack(dev, N, full)) {
       expect(pttl).toBeGreaterThan(23 * 3_600_000);
@@ -119,7 +121,7 @@ describe("dedupeScheduled: EventBridge rule", () => {
     const event = ruleEvent(time);
     await expect(handler(event, fakeContext(10_000))).rejects.toBe(boom);
     // Released before the invocation returned: no lock, no marker.
-    expect(await readBack(dev, N, `${prefix}scheduled:${RULE}:${time}`)).toEqual([
+    expect(await readBack(dev, N, `${prefix}scheduled:${FN}:${RULE}:${time}`)).toEqual([
       null,
       null,
       null,
@@ -128,6 +130,40 @@ describe("dedupeScheduled: EventBridge rule", () => {
     expect(await handler(event, fakeContext(10_000))).toBe("rebuilt");
     expect(await handler(ruleEvent(time), fakeContext(10_000))).toMatchObject({ reason: "done" });
     expect(runs).toHaveLength(2);
+  });
+
+  it("two targets of one rule on shared nodes each run once per occurrence; duplicates skip", async () => {
+    const { runs, handler } = setup(async () => "rebuilt");
+    // Two functions (or two aliases of one) targeted by the same rule: one event per target.
+    const target = (arn: string) => ({ ...fakeContext(10_000), invokedFunctionArn: arn });
+    const report = "arn:aws:lambda:us-east-1:123456789012:function:report";
+    const audit = "arn:aws:lambda:us-east-1:123456789012:function:report:audit";
+    const time = nextTime();
+    const first = await Promise.all([
+      handler(ruleEvent(time), target(report)),
+      handler(ruleEvent(time), target(audit)),
+    ]);
+    expect(first).toEqual(["rebuilt", "rebuilt"]);
+    // A duplicate delivery to each target is still skipped.
+    expect(await handler(ruleEvent(time), target(report))).toMatchObject({ reason: "done" });
+    expect(await handler(ruleEvent(time), target(audit))).toMatchObject({ reason: "done" });
+    expect(runs).toHaveLength(2);
+  });
+
+  it("lock.ticket() inside the job rejects with ConfigurationError `ticket`; a duplicate is skipped", async () => {
+    let refusal: unknown;
+    const prefix = uniquePrefix("lambda-dedupe-ticket");
+    const handler = dedupeScheduled(
+      async (_event: unknown, _context, lock) => {
+        refusal = await lock.ticket().catch((e: unknown) => e);
+        return "rebuilt";
+      },
+      { locks: createLocks({ nodes: dev.cluster.nodes, prefix }) },
+    );
+    const time = nextTime();
+    expect(await handler(ruleEvent(time), fakeContext(10_000))).toBe("rebuilt");
+    expect(isConfigurationError(refusal) && refusal.option).toBe("ticket");
+    expect(await handler(ruleEvent(time), fakeContext(10_000))).toMatchObject({ reason: "done" });
   });
 
   it("different occurrences of the rule each run", async () => {
@@ -142,7 +178,7 @@ describe("dedupeScheduled: EventBridge rule", () => {
   it("the lock's TTL is bounded by the remaining time", async () => {
     const prefix = uniquePrefix("lambda-dedupe-ttl");
     const time = nextTime();
-    const full = `${prefix}scheduled:${RULE}:${time}`;
+    const full = `${prefix}scheduled:${FN}:${RULE}:${time}`;
     let pttls: number[] = [];
     const handler = dedupeScheduled(
       async () => {

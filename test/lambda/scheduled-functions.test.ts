@@ -62,7 +62,11 @@ describe("functions/lambda.rebuildReport", () => {
     // A release resolves at a majority; the last node's delete may land a moment later.
     const report = () => readBack(dev, N, `${prefix}reports:daily`);
     await eventually(async () => (await report()).every((v) => v === null), 3_000);
-    const marker = await readBack(dev, N, `${prefix}scheduled:${RULE}:${time}`);
+    const marker = await readBack(
+      dev,
+      N,
+      `${prefix}scheduled:${fakeContext(0).invokedFunctionArn}:${RULE}:${time}`,
+    );
     expect(marker.every((v) => v?.startsWith("done:"))).toBe(true);
   });
 

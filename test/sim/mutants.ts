@@ -10,6 +10,7 @@
 
 import {
   ACQUIRE,
+  COMPLETE,
   EXTEND,
   FENCE_RAISE,
   HANDOVER,
@@ -106,6 +107,29 @@ export const MUTANTS = {
       mutate(script, "    elseif poll == nil then\n", "    elseif poll == nil and before then\n"),
     ),
   ),
+  /**
+   * j (issue 22): COMPLETE leaves the fence counter as it is, so every once()/scheduled occurrence
+   * and every Idempotency-Key request with fencing leaves a counter that never expires.
+   */
+  "j-counter-never-expires": new Map([
+    [
+      COMPLETE.sha1,
+      mutate(COMPLETE, "outlive(KEYS[2], ARGV[2])", "")[1]
+        .split("outlive(KEYS[2], ARGV[2])")
+        .join(""),
+    ],
+  ]),
+  /**
+   * j (issue 22), second half: a late fence raise that creates a counter beside a done marker
+   * leaves it without expiry (the marker's PTTL is not given to it).
+   */
+  "j-late-raise-lasting-counter": new Map([
+    mutate(
+      FENCE_RAISE,
+      'if not mine and left == -2 and string.sub(current, 1, 5) == "done:" then',
+      "if false then",
+    ),
+  ]),
   /**
    * g (issue 22): ACQUIRE ignores the tombstone of a failed round, so a request of that round
    * that runs after its cleanup places the token and blocks the key, held by nobody, until its TTL.

@@ -53,6 +53,19 @@ const idempotent = (body: number, hold: number): OpSpec => ({
   wait: 0,
 });
 
+/** A request with `Idempotency-Key` "k0" (body 0) with a claim of `lease` ms held `hold` ms. */
+const idempotentFor = (lease: number, hold: number): OpSpec => ({
+  kind: "idempotent",
+  key: 0,
+  body: 0,
+  lease,
+  hold,
+  fail: false,
+  wait: 0,
+});
+
+const pause = (ms: number): OpSpec => ({ kind: "pause", ms });
+
 /** Three callers of one instance that keep re-acquiring with short holds. */
 const busyLocal = (start: number): CallerSpec =>
   caller(start, ...Array.from({ length: 6 }, () => acquire(1_000, 4_000, 20)));
@@ -178,6 +191,78 @@ export const REGRESSIONS = {
     finds: "idempotent-once",
   },
   /**
+   * a (issue 22): a request with an Idempotency-Key runs (lease 400 ms) while requests fail
+   * (harsh weather), and another instance retries it three times after the lease. Its record
+   * write did not reach a majority in one round; before the fix the run ended "not stored", the
+   * claim ran out with its lease, and a retry (whose lookup missed the one node with the record)
+   * ran the handler again without anyone being told (idempotent-once). Now the write is re-sent
+   * while the claim is valid. The fix is in the client (no mutant): undone by hand, this schedule
+   * fails.
+   */
+  "a-idempotent-record-write": {
+    spec: {
+      seed: 135,
+      nodes: 3,
+      weather: "harsh",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [caller(0, idempotentFor(400, 100), acquire(500, 3_000, 10))],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(
+              700,
+              idempotentFor(400, 0),
+              pause(300),
+              idempotentFor(400, 0),
+              pause(600),
+              idempotentFor(400, 0),
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  /** a (issue 22) on one node: its record write fails once (harsh weather); the same story. */
+  "a-idempotent-record-write-one-node": {
+    spec: {
+      seed: 53,
+      nodes: 1,
+      weather: "harsh",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [caller(0, idempotentFor(400, 100), acquire(500, 3_000, 10))],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(
+              700,
+              idempotentFor(400, 0),
+              pause(300),
+              idempotentFor(400, 0),
+              pause(600),
+              idempotentFor(400, 0),
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  /**
    * f (issue 15): a lock handed on with a ticket that a queue delivers twice, at once, to two
    * other instances: exactly one resumes it. Undone (the ticket's token extended rather than
    * swapped), both resume and their sections overlap.
@@ -297,6 +382,70 @@ export const REGRESSIONS = {
     },
     mutant: "i-listeners-need-local-waiters",
     finds: "fairness",
+  },
+  /**
+   * j (issue 22): with fencing, two triggers of one occurrence (`once()`), one of whose jobs tries
+   * to hand its lock on, two jobs on one schedule, and an Idempotency-Key request. Undone, COMPLETE leaves each key's fence
+   * counter without expiry beside its done marker: one counter per occurrence and request, for
+   * ever (property "counter-expiry").
+   */
+  "j-one-shot-counter-expires": {
+    spec: {
+      seed: 22,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: true,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(0, { kind: "onceTicket", wrapper: "once", key: 0, hold: 50 }),
+            caller(10, { kind: "scheduled", job: 0, time: 0, hold: 20 }),
+            // A plain fenced lock beside them: its counter keeps no expiry (exempt).
+            caller(60, acquire(1_000, 0, 50)),
+          ],
+        },
+        {
+          wake: true,
+          rate: 1,
+          callers: [
+            caller(5, { kind: "scheduled", job: 1, time: 0, hold: 20 }),
+            caller(30, idempotent(0, 40)),
+          ],
+        },
+      ],
+    },
+    mutant: "j-counter-never-expires",
+    finds: "counter-expiry",
+  },
+  /**
+   * j, second half (found by the one-shot workload): `once()` with fencing in faulty weather; the
+   * grant's fence raise reaches one node only after COMPLETE wrote the marker there. Undone, that
+   * raise creates the counter without expiry beside the marker.
+   */
+  "j-late-raise-beside-marker": {
+    spec: {
+      seed: 981_176_557,
+      nodes: 3,
+      weather: "faulty",
+      restarts: "none",
+      fencing: true,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 0.99,
+          callers: [
+            caller(0, { kind: "onceTicket", wrapper: "once", key: 0, hold: 0 }, acquire(150, 0, 0)),
+          ],
+        },
+      ],
+    },
+    mutant: "j-late-raise-lasting-counter",
+    finds: "counter-expiry",
   },
   /**
    * g (issue 22): an acquire on 3 nodes whose requests to nodes 1 and 2 arrive 1.2 s late (the

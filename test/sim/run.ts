@@ -136,7 +136,9 @@ export async function runSchedule(
     // Wait out every lease, reservation and room, then look at what the nodes still hold.
     scheduler.now += SETTLE_MS;
     const remaining = net.hosts.flatMap((host, node) =>
-      host.node.keys().map((key) => ({ node, key, value: host.node.get(key) })),
+      host.node
+        .keys()
+        .map((key) => ({ node, key, value: host.node.get(key), pttl: host.node.pttl(key) })),
     );
     const verdict = checkSchedule({
       observed,

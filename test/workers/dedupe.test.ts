@@ -12,7 +12,14 @@ import {
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
 import worker from "../../functions/worker";
-import { budget, createLocks, isQuorumError, type Lock, once } from "../../src";
+import {
+  budget,
+  createLocks,
+  isConfigurationError,
+  isQuorumError,
+  type Lock,
+  once,
+} from "../../src";
 import { dedupeScheduled, type ScheduledSkip } from "../../src/adapters/workers";
 import {
   healAll,
@@ -51,7 +58,7 @@ function setup(work: (lock: Lock) => Promise<void> = () => sleep(150)) {
       runs.push(controller.scheduledTime);
       await work(lock);
     },
-    { locks, onSkip: (skip) => void skips.push(skip) },
+    { locks, name: "digest", onSkip: (skip) => void skips.push(skip) },
   );
   return { locks, events, runs, skips, scheduled };
 }
@@ -66,7 +73,7 @@ describe("dedupeScheduled in workerd", () => {
     expect(events.filter((e) => e.noRetry.mock.calls.length === 1)).toHaveLength(4);
     expect(skips).toHaveLength(4);
     for (const skip of skips) {
-      expect(skip.key).toBe(`scheduled:${CRON}:${time}`);
+      expect(skip.key).toBe(`scheduled:digest:${CRON}:${time}`);
       expect(["running", "done"]).toContain(skip.reason);
       expect(skip.retryAfter).toBeGreaterThan(0);
     }
@@ -99,7 +106,7 @@ describe("dedupeScheduled in workerd", () => {
     await expect(scheduled(first.controller, env, first.ctx)).rejects.toBe(boom);
     expect(first.noRetry).not.toHaveBeenCalled();
     // No marker and no lock left: the key is free for the runtime's retry.
-    expect(await pttlOnceGone(locks, `scheduled:${CRON}:${time}`)).toBe(-2);
+    expect(await pttlOnceGone(locks, `scheduled:digest:${CRON}:${time}`)).toBe(-2);
 
     const retry = delivery(time);
     await scheduled(retry.controller, env, retry.ctx);
@@ -120,11 +127,54 @@ describe("dedupeScheduled in workerd", () => {
     for (const e of events) expect(e.noRetry).not.toHaveBeenCalled();
   });
 
+  it("two Workers on shared nodes with the same cron each run their job once per scheduledTime", async () => {
+    // One namespace (the same nodes, the same prefix), two jobs, as two Workers deployed with the
+    // same `EDGELOCK_NODES` and the default prefix would have.
+    const { locks } = testLocks();
+    const runs: string[] = [];
+    const jobOf = (name: string) =>
+      dedupeScheduled(async () => void runs.push(name), { locks, name });
+    const digest = jobOf("digest");
+    const cleanup = jobOf("cleanup");
+    const time = nextTime();
+    const events = [delivery(time), delivery(time), delivery(time), delivery(time)];
+    const [a, b, c, d] = events as [
+      (typeof events)[0],
+      (typeof events)[0],
+      (typeof events)[0],
+      (typeof events)[0],
+    ];
+    await Promise.all([digest(a.controller, env, a.ctx), cleanup(b.controller, env, b.ctx)]);
+    // A true duplicate of each is still skipped.
+    await digest(c.controller, env, c.ctx);
+    await cleanup(d.controller, env, d.ctx);
+    expect(runs.sort()).toEqual(["cleanup", "digest"]);
+    expect(events.map((e) => e.noRetry.mock.calls.length)).toEqual([0, 0, 1, 1]);
+  });
+
+  it("lock.ticket() inside the job rejects with ConfigurationError `ticket`; the run is still recorded", async () => {
+    let refusal: unknown;
+    const { runs, locks, scheduled } = setup(async (lock) => {
+      refusal = await lock.ticket().catch((e: unknown) => e);
+      expect(lock.signal.aborted).toBe(false);
+    });
+    const time = nextTime();
+    const first = delivery(time);
+    await scheduled(first.controller, env, first.ctx);
+    expect(isConfigurationError(refusal) && refusal.option).toBe("ticket");
+    expect((await locks.inspect(`scheduled:digest:${CRON}:${time}`)).done).toBe(true);
+    const duplicate = delivery(time);
+    await scheduled(duplicate.controller, env, duplicate.ctx);
+    expect(duplicate.noRetry).toHaveBeenCalledOnce();
+    expect(runs).toEqual([time]);
+  });
+
   it("costs 2N subrequests for a run and N for a skipped duplicate, charged to the budget", async () => {
     const { locks } = testLocks();
     const budgets: ReturnType<typeof budget.workersScheduled>[] = [];
     const scheduled = dedupeScheduled(async () => {}, {
       locks,
+      name: "digest",
       budget: () => {
         const b = budget.workersScheduled({ subrequests: 1_000 });
         budgets.push(b);
@@ -182,7 +232,7 @@ describe("functions/worker.ts cron", () => {
 
   it("skips an occurrence that already ran, with noRetry(), without touching the report lock", async () => {
     const time = nextTime();
-    const key = `scheduled:0 3 * * *:${time}`;
+    const key = `scheduled:daily-report:0 3 * * *:${time}`;
     // Record the occurrence as done, as a finished run would have.
     expect(await once(workerLocks(), key, () => "earlier run")).toMatchObject({ status: "ran" });
     const { controller, noRetry, ctx } = delivery(time, "0 3 * * *");
@@ -198,7 +248,9 @@ describe("functions/worker.ts cron", () => {
 
   it("skips an occurrence another invocation is running, with noRetry()", async () => {
     const time = nextTime();
-    const running = await workerLocks().acquire(`scheduled:0 3 * * *:${time}`, { lease: 10_000 });
+    const running = await workerLocks().acquire(`scheduled:daily-report:0 3 * * *:${time}`, {
+      lease: 10_000,
+    });
     const { controller, noRetry, ctx } = delivery(time, "0 3 * * *");
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     try {

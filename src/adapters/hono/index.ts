@@ -6,6 +6,12 @@
  */
 
 export {
+  defaultStore,
+  TRANSIENT_STATUSES,
+  type UnrecordedAnswer,
+} from "../../idempotency";
+export {
+  type IdempotencyEnv,
   type IdempotencyMiddlewareOptions,
   type IdempotencyVariables,
   idempotency,

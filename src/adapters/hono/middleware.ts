@@ -12,6 +12,7 @@ import {
 import type { Lock, Locks } from "../../lock";
 import { releaseSettled } from "../../lock/handle";
 import { isLocks, optionalMs } from "../../validate";
+import { untilBodyEnds } from "./body";
 import { defaultBudget, executionCtxOf } from "./context";
 import { busyResponse, unavailableResponse } from "./problem";
 
@@ -130,18 +131,27 @@ function validate(options: LockOptions): void {
 /**
  * Hono middleware that runs the rest of the chain under a distributed lock.
  *
- * Before `next()` it acquires `key(c)` with auto-extension and sets `c.var.lock`; after the handler
- * it releases the lock: through `c.executionCtx.waitUntil` when there is an execution context
- * (Workers: the response is not delayed), awaited everywhere else (Lambda freezes after return).
- * The handler's own errors pass through untouched, and the lock is released all the same.
+ * Before `next()` it acquires `key(c)` with auto-extension and sets `c.var.lock`, and it holds the
+ * lock for the whole response, body included: a body produced after the handler returned
+ * (`stream()`, `streamText()`, `streamSSE()` of `hono/streaming`, any `ReadableStream`) keeps it
+ * (auto-extended) until the body has ended — its producer closed it, it errored, or the client
+ * cancelled it (disconnected). A response without a body, and a body that is complete when the
+ * handler returns (text, JSON, bytes), release right after the handler as before. The release goes
+ * through `c.executionCtx.waitUntil` when there is an execution context (Workers: the response is
+ * not delayed), and is awaited everywhere else (Lambda freezes after return: a body's end reaches
+ * the runtime only once the release has settled). The handler's own errors pass through
+ * untouched, and the lock is released all the same.
  *
  * - busy (after `wait`) → `onBusy`, default **409** `application/problem+json` with `Retry-After`
  *   (the holder's remaining time, whole seconds rounded up);
  * - too few nodes answered → `onError`, default **503** with `Retry-After: 1`;
  * - budget exhausted → `onError`, default **503**.
  *
- * Handlers should honour `c.var.lock.signal`: it aborts shortly before the lock's validity or the
- * budget's deadline runs out, or when the lock is lost.
+ * Handlers, and stream callbacks, should honour `c.var.lock.signal`: it aborts (`LockLostError`)
+ * shortly before the lock's validity or the budget's deadline runs out, or when the lock is lost,
+ * and (`LockEndedError`, `how: "released"`) once the middleware released it. A body that never
+ * ends holds the lock as long as auto-extension can: until the budget's deadline (Workers,
+ * Lambda), without a budget until the stream ends.
  *
  * @param options.locks - `createLocks(...)`, or `(c) => Locks` (cache per `c.env`)
  * @param options.key - `(c) => string | string[]` (or a Promise of one)
@@ -217,6 +227,19 @@ export function lock<E extends Env = any, P extends string = any>(
       ctx.waitUntil(released);
       return undefined;
     };
+    /**
+     * The release at the body's end. On Workers the `waitUntil` is registered now, while the
+     * handler's request is surely live, and settles with the release started at the end.
+     */
+    const releaseAtBodyEnd = (): (() => Promise<unknown> | undefined) => {
+      if (ctx === undefined) return () => releaseSettled(held);
+      let settle: (released: Promise<unknown>) => void = () => undefined;
+      ctx.waitUntil(new Promise<unknown>((resolve) => (settle = resolve)));
+      return () => {
+        settle(releaseSettled(held));
+        return undefined;
+      };
+    };
     if (fencing && held.fence === undefined) {
       await release();
       throw new ConfigurationError(
@@ -228,9 +251,32 @@ export function lock<E extends Env = any, P extends string = any>(
     try {
       // hono's compose catches the handler's errors (into c.error), so this rarely throws.
       await next();
-    } finally {
+    } catch (error) {
       await release();
+      throw error;
     }
+    const { body } = c.res;
+    // A body someone already reads (locked) cannot be watched: nothing of ours will see its end.
+    if (body === null || body.locked || c.req.method === "HEAD") {
+      // HEAD: hono answers with the headers only and drops the body, which nobody would read to
+      // its end: stop its producer, and release now.
+      if (body !== null && !body.locked) await body.cancel().catch(() => undefined);
+      await release();
+      return;
+    }
+    // The body may still be being produced (a stream): the protected work lasts until it ends.
+    const watched = untilBodyEnds(body, releaseAtBodyEnd());
+    c.res = new Response(watched.stream, c.res);
+    if (ctx !== undefined) return;
+    // Without waitUntil, a body that is complete already (text, JSON, bytes: read to its end
+    // within a turn of the event loop) is answered once its release settled, as a response
+    // without a body is: the next request of the same client finds the key free, and Lambda
+    // freezes nothing in flight. A streamed body is answered at once.
+    const complete = await Promise.race([
+      watched.reached.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(resolve, 0, false)),
+    ]);
+    if (complete) await watched.ended;
   };
   return middleware as MiddlewareHandler<LockEnv<E>>;
 }

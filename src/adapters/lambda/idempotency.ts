@@ -36,7 +36,9 @@ export type WithIdempotencyOptions<
  * caller and key while its response is kept (`ttl`, 24 h), and retries get it replayed with
  * `Idempotency-Replayed: true`; the same rules as the Hono `idempotency()` middleware (409 while
  * the first runs, 422 for another fingerprint, 400 for a bad key, 503 without a quorum, nothing
- * kept for a 5xx, a throw or a lost claim). The claim's TTL follows
+ * kept for a 5xx, a throw, a lost claim or an answer `store` does not keep — by default 408, 409,
+ * 425 and 429; the record re-sent until a majority has it, else `onUnrecorded` is called and
+ * the claim left to expire; 204, 205 and 304 replay with an empty body). The claim's TTL follows
  * `context.getRemainingTimeInMillis()`, and the handler gets the claim as its third argument
  * (stop when `lock.signal` aborts). Everything is awaited before the handler returns: a frozen
  * container runs nothing afterwards.

@@ -16,6 +16,7 @@
  * @module
  */
 
+export { defaultStore, TRANSIENT_STATUSES, type UnrecordedAnswer } from "../../idempotency";
 export type { HttpEvent, HttpEventV1, HttpEventV2, HttpResult } from "./http";
 export {
   type IdempotentInvocation,

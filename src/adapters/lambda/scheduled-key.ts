@@ -1,6 +1,7 @@
 /**
- * The dedupe key of a scheduled Lambda invocation, read from the event: the trigger's identity plus
- * its *planned* time, which every duplicate delivery and every retry of one occurrence share.
+ * The dedupe key of a scheduled Lambda invocation: the invoked function (the job), the trigger's
+ * identity and its *planned* time, which every duplicate delivery and every retry of one
+ * occurrence share.
  *
  * @module
  */
@@ -59,26 +60,36 @@ function firstField(event: Record<string, unknown>, names: readonly string[]): s
 }
 
 /**
- * The key of one scheduled occurrence, or `undefined` when the event is neither shape:
+ * The key of one scheduled occurrence of one job, or `undefined` when the event is neither shape.
+ * The job is the invoked function as the trigger's target names it (`invokedFunctionArn`: the
+ * function's ARN, with the alias or version the target gives, the same on every delivery and retry
+ * of one target, also when an alias moves to a new version), so two targets of one rule, or two
+ * functions on one schedule, each run their own job:
  * - EventBridge rule (`detail-type` "Scheduled Event", `source` "aws.events"):
- *   `scheduled:${resources[0]}:${time}`;
- * - EventBridge Scheduler input: `scheduled:${scheduleArn}:${scheduledTime}` (either spelling of
- *   the fields, see {@link SchedulerInput}).
+ *   `scheduled:${invokedFunctionArn}:${resources[0]}:${time}`;
+ * - EventBridge Scheduler input: `scheduled:${invokedFunctionArn}:${scheduleArn}:${scheduledTime}`
+ *   (either spelling of the fields, see {@link SchedulerInput}).
  *
+ * @param event the invocation's event
+ * @param job the invocation's identity: the Lambda context's `invokedFunctionArn`
  * @example
  * scheduledKey({ "detail-type": "Scheduled Event", source: "aws.events", time: "2026-01-01T03:00:00Z",
- *   resources: ["arn:aws:events:us-east-1:1:rule/r"] }) // "scheduled:arn:aws:events:us-east-1:1:rule/r:2026-01-01T03:00:00Z"
+ *   resources: ["arn:aws:events:us-east-1:1:rule/r"] }, "arn:aws:lambda:us-east-1:1:function:report")
+ * // "scheduled:arn:aws:lambda:us-east-1:1:function:report:arn:aws:events:us-east-1:1:rule/r:2026-01-01T03:00:00Z"
  */
-export function scheduledKey(event: unknown): string | undefined {
+export function scheduledKey(event: unknown, job: string): string | undefined {
   if (typeof event !== "object" || event === null || Array.isArray(event)) return undefined;
+  if (text(job) === undefined) return undefined;
   const fields = event as Record<string, unknown>;
   if (fields["detail-type"] === "Scheduled Event" && fields.source === "aws.events") {
     const resources = fields.resources;
     const rule = Array.isArray(resources) ? text(resources[0]) : undefined;
     const time = text(fields.time);
-    return rule === undefined || time === undefined ? undefined : `scheduled:${rule}:${time}`;
+    return rule === undefined || time === undefined
+      ? undefined
+      : `scheduled:${job}:${rule}:${time}`;
   }
   const arn = firstField(fields, SCHEDULE_ARN_FIELDS);
   const time = firstField(fields, SCHEDULED_TIME_FIELDS);
-  return arn === undefined || time === undefined ? undefined : `scheduled:${arn}:${time}`;
+  return arn === undefined || time === undefined ? undefined : `scheduled:${job}:${arn}:${time}`;
 }

@@ -34,9 +34,11 @@ export interface DedupeScheduledOptions<
    */
   readonly locks: Locks | ((event: TEvent, context: TContext) => Locks | Promise<Locks>);
   /**
-   * The dedupe key of one invocation (without the manager's prefix). Default: from the event, see
-   * `scheduledKey` (EventBridge rule: rule ARN + `time`; Scheduler input: `scheduleArn` +
-   * `scheduledTime`); an event of neither shape then fails with `ConfigurationError` `key`.
+   * The dedupe key of one invocation (without the manager's prefix). Default: the invoked function
+   * (`context.invokedFunctionArn`) and the occurrence, see `scheduledKey` (EventBridge rule: rule
+   * ARN + `time`; Scheduler input: `scheduleArn` + `scheduledTime`); an event of neither shape
+   * then fails with `ConfigurationError` `key`. A key of your own must name the job: a key two
+   * jobs share runs only one of them per occurrence.
    */
   readonly key?: (event: TEvent, context: TContext) => string | Promise<string>;
   /** How long a finished run's done marker is kept, in ms. @default 86400000 (24 h) */

@@ -10,6 +10,7 @@ const locks = createLocks({ nodes: [{ url: "http://127.0.0.1:9", token: "unused"
 const job = async () => "ok";
 const RULE = "arn:aws:events:us-east-1:123456789012:rule/daily-report";
 const SCHEDULE = "arn:aws:scheduler:us-east-1:123456789012:schedule/default/nightly";
+const FN = "arn:aws:lambda:us-east-1:123456789012:function:report:live";
 
 function optionOf(run: () => unknown): string | undefined {
   try {
@@ -23,6 +24,7 @@ function optionOf(run: () => unknown): string | undefined {
 
 const context = {
   getRemainingTimeInMillis: () => 10_000,
+  invokedFunctionArn: FN,
 } as LambdaContext;
 
 describe("scheduledKey", () => {
@@ -38,10 +40,12 @@ describe("scheduledKey", () => {
       resources: [RULE],
       detail: {},
     };
-    expect(scheduledKey(event)).toBe(`scheduled:${RULE}:2026-01-01T03:00:00Z`);
+    expect(scheduledKey(event, FN)).toBe(`scheduled:${FN}:${RULE}:2026-01-01T03:00:00Z`);
     // Another delivery of the same occurrence (another id) has the same key.
-    expect(scheduledKey({ ...event, id: "another" })).toBe(scheduledKey(event));
-    expect(scheduledKey({ ...event, time: "2026-01-02T03:00:00Z" })).not.toBe(scheduledKey(event));
+    expect(scheduledKey({ ...event, id: "another" }, FN)).toBe(scheduledKey(event, FN));
+    expect(scheduledKey({ ...event, time: "2026-01-02T03:00:00Z" }, FN)).not.toBe(
+      scheduledKey(event, FN),
+    );
   });
 
   it("Scheduler input: schedule ARN + scheduled time, never the execution id", () => {
@@ -51,11 +55,26 @@ describe("scheduledKey", () => {
       executionId,
       attemptNumber,
     });
-    expect(scheduledKey(attempt("a", "1"))).toBe(`scheduled:${SCHEDULE}:2026-01-01T03:00:00Z`);
-    expect(scheduledKey(attempt("b", "2"))).toBe(scheduledKey(attempt("a", "1")));
+    expect(scheduledKey(attempt("a", "1"), FN)).toBe(
+      `scheduled:${FN}:${SCHEDULE}:2026-01-01T03:00:00Z`,
+    );
+    expect(scheduledKey(attempt("b", "2"), FN)).toBe(scheduledKey(attempt("a", "1"), FN));
     expect(
-      scheduledKey({ "schedule-arn": SCHEDULE, "scheduled-time": "2026-01-01T03:00:00Z" }),
-    ).toBe(`scheduled:${SCHEDULE}:2026-01-01T03:00:00Z`);
+      scheduledKey({ "schedule-arn": SCHEDULE, "scheduled-time": "2026-01-01T03:00:00Z" }, FN),
+    ).toBe(`scheduled:${FN}:${SCHEDULE}:2026-01-01T03:00:00Z`);
+  });
+
+  it("names the job: another function or target of the same rule has another key", () => {
+    const event = {
+      "detail-type": "Scheduled Event",
+      source: "aws.events",
+      time: "2026-01-01T03:00:00Z",
+      resources: [RULE],
+    };
+    const other = "arn:aws:lambda:us-east-1:123456789012:function:audit";
+    expect(scheduledKey(event, other)).not.toBe(scheduledKey(event, FN));
+    expect(scheduledKey(event, `${FN}-staging`)).not.toBe(scheduledKey(event, FN));
+    expect(scheduledKey(event, "")).toBeUndefined();
   });
 
   it.each([
@@ -71,7 +90,7 @@ describe("scheduledKey", () => {
     { "detail-type": "Scheduled Event", source: "aws.events", resources: [RULE] },
     { "detail-type": "Object Created", source: "aws.s3", time: "t", resources: [RULE] },
   ])("no key from %j", (event) => {
-    expect(scheduledKey(event)).toBeUndefined();
+    expect(scheduledKey(event, FN)).toBeUndefined();
   });
 });
 
@@ -95,6 +114,14 @@ describe("dedupeScheduled (Lambda) options", () => {
     const error = await handler({ secret: "do-not-echo" }, context).catch((e: unknown) => e);
     expect(isConfigurationError(error) && error.option).toBe("key");
     expect(String((error as Error).message)).not.toContain("do-not-echo");
+  });
+
+  it("a context without invokedFunctionArn fails with `context` (the default key names the job)", async () => {
+    const handler = dedupeScheduled(job, { locks });
+    const bare = { getRemainingTimeInMillis: () => 10_000 } as LambdaContext;
+    const event = { scheduleArn: SCHEDULE, scheduledTime: "2026-01-01T03:00:00Z" };
+    const error = await handler(event, bare).catch((e: unknown) => e);
+    expect(isConfigurationError(error) && error.option).toBe("context");
   });
 
   it("a context without getRemainingTimeInMillis fails with `context`", async () => {

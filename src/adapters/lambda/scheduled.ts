@@ -32,8 +32,10 @@ const KNOWN = new Set(["locks", "key", "retention", "lease", "margin", "reserve"
  * returns its result; the manager's `onEvent` reports it (`{ type: "complete", result:
  * "unrecorded" }`), and a later duplicate may run again.
  *
- * Keys (default): an EventBridge rule event → `scheduled:${resources[0]}:${time}`; a Scheduler
- * input → `scheduled:${scheduleArn}:${scheduledTime}`, from the target `Input`
+ * Keys (default) name the job by `context.invokedFunctionArn` (the target's function ARN, with its
+ * alias or version if the target names one): an EventBridge rule event →
+ * `scheduled:${invokedFunctionArn}:${resources[0]}:${time}`; a Scheduler input →
+ * `scheduled:${invokedFunctionArn}:${scheduleArn}:${scheduledTime}`, from the target `Input`
  * `{"scheduleArn":"<aws.scheduler.schedule-arn>","scheduledTime":"<aws.scheduler.scheduled-time>"}`
  * (`schedule-arn` / `scheduled-time` are read too). The per-attempt
  * `<aws.scheduler.execution-id>` is never used. Any other event needs the `key` option.
@@ -45,7 +47,7 @@ const KNOWN = new Set(["locks", "key", "retention", "lease", "margin", "reserve"
  * @returns an async `(event, context)` handler resolving to the result or a {@link ScheduledSkipped}
  * @throws {ConfigurationError} at wrap time, naming the invalid option; per invocation, `key` when
  *   no key can be derived from the event, `context` for a context without
- *   `getRemainingTimeInMillis()`
+ *   `getRemainingTimeInMillis()` (or, for the default key, without `invokedFunctionArn`)
  * @example
  * import { dedupeScheduled } from "edgelock/lambda";
  *
@@ -87,7 +89,8 @@ export function dedupeScheduled<
   ): Promise<TResult | ScheduledSkipped> {
     // First, so an invalid context fails before any node is called.
     const invocationBudget = budget.lambda(context, budgetOptions);
-    const runKey = key === undefined ? scheduledKey(event) : await key(event, context);
+    const runKey =
+      key === undefined ? scheduledKey(event, jobOf(context)) : await key(event, context);
     if (runKey === undefined) {
       throw new ConfigurationError(
         "key",
@@ -104,4 +107,17 @@ export function dedupeScheduled<
     if (result.status === "ran") return result.value;
     return { skipped: true, reason: result.reason, retryAfter: result.retryAfter };
   };
+}
+
+/** The job's identity for the default key: the context's `invokedFunctionArn`. */
+function jobOf(context: LambdaContextLike): string {
+  const arn = (context as { readonly invokedFunctionArn?: unknown }).invokedFunctionArn;
+  if (typeof arn !== "string" || arn.trim() === "") {
+    throw new ConfigurationError(
+      "context",
+      "the default key names the job by `context.invokedFunctionArn`, which this context lacks; " +
+        "pass Lambda's context or a `key` function",
+    );
+  }
+  return arn;
 }

@@ -9,6 +9,7 @@ export { type NodesEnv, nodesFromEnv } from "../../node/env";
 export { dedupeScheduled } from "./scheduled";
 export type {
   DedupedScheduledHandler,
+  DedupeScheduledCommon,
   DedupeScheduledOptions,
   ScheduledControllerLike,
   ScheduledHandler,

@@ -22,7 +22,7 @@ export interface ScheduledControllerLike {
  * A skipped trigger, as passed to `onSkip`.
  *
  * @example
- * { key: "scheduled:0 3 * * *:1767225600000", reason: "done", retryAfter: 86_123_456 }
+ * { key: "scheduled:daily-digest:0 3 * * *:1767225600000", reason: "done", retryAfter: 86_123_456 }
  */
 export interface ScheduledSkip {
   /** The dedupe key (without the manager's prefix). */
@@ -62,18 +62,46 @@ export type ScheduledHandler<
 > = (controller: Controller, env: Env, ctx: Ctx) => Promise<void>;
 
 /**
- * Options of `dedupeScheduled`. Validated when the handler is wrapped (`ConfigurationError` names
- * the option).
+ * Options of `dedupeScheduled`: `name` or `key`, and the rest. Validated when the handler is
+ * wrapped (`ConfigurationError` names the option).
  *
  * @example
  * const options: DedupeScheduledOptions<Env> = {
  *   locks: (env) => locksFor(env),
+ *   name: "daily-digest",
  *   lease: 60_000,
  *   retention: 2 * 24 * 60 * 60 * 1000,
  *   onSkip: (skip, controller) => console.log(`cron ${controller.cron}: ${skip.reason}, skipped`),
  * };
  */
-export interface DedupeScheduledOptions<
+export type DedupeScheduledOptions<
+  Env,
+  Controller extends ScheduledControllerLike = ScheduledControllerLike,
+> = DedupeScheduledCommon<Env, Controller> &
+  (
+    | {
+        /**
+         * The job's name, unique among the Workers that share the nodes and prefix (e.g. the
+         * Worker's script name): part of the default key
+         * `scheduled:${name}:${controller.cron}:${controller.scheduledTime}`, so two Workers with
+         * the same cron each run their own job. Required unless `key` is given (the runtime tells
+         * a Worker neither its own name nor any other identity of the job).
+         */
+        readonly name: string;
+        readonly key?: undefined;
+      }
+    | {
+        readonly name?: undefined;
+        /**
+         * The dedupe key of one event (without the manager's prefix), instead of the default. It
+         * must name the job: a key two jobs share runs only one of them per scheduled time.
+         */
+        readonly key: (controller: Controller, env: Env) => string;
+      }
+  );
+
+/** The options of `dedupeScheduled` besides `name` / `key` (see {@link DedupeScheduledOptions}). */
+export interface DedupeScheduledCommon<
   Env,
   Controller extends ScheduledControllerLike = ScheduledControllerLike,
 > {
@@ -82,11 +110,6 @@ export interface DedupeScheduledOptions<
    * the manager per env, do not build one per event).
    */
   readonly locks: Locks | ((env: Env) => Locks);
-  /**
-   * The dedupe key of one event (without the manager's prefix).
-   * @default `scheduled:${controller.cron}:${controller.scheduledTime}`
-   */
-  readonly key?: (controller: Controller, env: Env) => string;
   /**
    * How long a finished run's done marker is kept, in ms: duplicates and retries within it are
    * skipped. @default 86400000 (24 h)

@@ -19,20 +19,35 @@ function optionOf(wrap: () => unknown): string | undefined {
 
 describe("dedupeScheduled (Workers) options", () => {
   it.each([
-    ["handler", () => dedupeScheduled(42 as never, { locks })],
+    ["handler", () => dedupeScheduled(42 as never, { locks, name: "job" })],
     ["options", () => dedupeScheduled(job, undefined as never)],
-    ["locks", () => dedupeScheduled(job, { locks: "locks" as never })],
+    ["locks", () => dedupeScheduled(job, { locks: "locks" as never, name: "job" })],
     ["key", () => dedupeScheduled(job, { locks, key: "k" as never })],
-    ["retention", () => dedupeScheduled(job, { locks, retention: -5 })],
-    ["lease", () => dedupeScheduled(job, { locks, lease: 0 })],
-    ["budget", () => dedupeScheduled(job, { locks, budget: {} as never })],
-    ["onSkip", () => dedupeScheduled(job, { locks, onSkip: true as never })],
+    ["retention", () => dedupeScheduled(job, { locks, name: "job", retention: -5 })],
+    ["lease", () => dedupeScheduled(job, { locks, name: "job", lease: 0 })],
+    ["budget", () => dedupeScheduled(job, { locks, name: "job", budget: {} as never })],
+    ["onSkip", () => dedupeScheduled(job, { locks, name: "job", onSkip: true as never })],
     ["noRetry", () => dedupeScheduled(job, { locks, noRetry: false } as never)],
+    ["name", () => dedupeScheduled(job, { locks } as never)],
+    ["name", () => dedupeScheduled(job, { locks, name: " " })],
+    ["name", () => dedupeScheduled(job, { locks, name: 7 as never })],
+    ["name", () => dedupeScheduled(job, { locks, name: "a", key: () => "k" } as never)],
   ])("rejects a bad `%s` when wrapping", (option, wrap) => {
     expect(optionOf(wrap)).toBe(option);
   });
 
+  it("a missing name says why the key needs it", () => {
+    expect(() => dedupeScheduled(job, { locks } as never)).toThrow(/two Workers on the same cron/);
+  });
+
+  it("requires `name` or `key` in the type too", () => {
+    // @ts-expect-error neither `name` nor `key`
+    const untyped = () => dedupeScheduled(job, { locks });
+    expect(optionOf(untyped)).toBe("name");
+  });
+
   it("accepts a complete configuration", () => {
+    expect(dedupeScheduled(job, { locks, name: "daily-digest" }).length).toBe(3);
     const scheduled = dedupeScheduled(job, {
       locks: () => locks,
       key: (controller) => `report:${controller.scheduledTime}`,

@@ -1,6 +1,7 @@
 import { budget as budgets } from "../../budget";
 import { once } from "../../dedupe/once";
 import { checkRetention } from "../../dedupe/options";
+import { ConfigurationError } from "../../errors";
 import { checkFunction, checkKnown, checkLocksOption, optionalMs } from "../../validate";
 import type {
   DedupedScheduledHandler,
@@ -9,13 +10,13 @@ import type {
   ScheduledHandler,
 } from "./scheduled-types";
 
-const KNOWN = new Set(["locks", "key", "retention", "lease", "budget", "onSkip"]);
+const KNOWN = new Set(["locks", "name", "key", "retention", "lease", "budget", "onSkip"]);
 
 /**
  * Run a Cloudflare Cron Trigger at most once per scheduled time. Cron events are delivered at
  * least once (and a failed run may be retried); each event goes through `once()` under the key
- * `scheduled:${cron}:${scheduledTime}` (`scheduledTime` is the planned time, the same for every
- * duplicate and retry):
+ * `scheduled:${name}:${cron}:${scheduledTime}` (`name` names the job, `scheduledTime` is the
+ * planned time, the same for every duplicate and retry):
  * - first event: takes the lock (auto-extended), runs `handler(controller, env, ctx, lock)`, and
  *   on success leaves a done marker for `retention` ms;
  * - a duplicate while it runs, or after it finished: skipped: `controller.noRetry()`, then
@@ -27,6 +28,10 @@ const KNOWN = new Set(["locks", "key", "retention", "lease", "budget", "onSkip"]
  * manager's `onEvent` reports it (`{ type: "complete", result: "unrecorded" }`), and a later
  * duplicate may run again.
  *
+ * `name` is required (unless `key` is given): Workers that share the nodes and the prefix and fire
+ * on the same cron would otherwise share their keys, and each scheduled time would run only one
+ * of their jobs.
+ *
  * Defaults: `key` as above, `retention` 24 h, `lease` from `createLocks`, `budget`
  * `budget.workersScheduled()` (15 min of wall time, 50 subrequests). Uncontended cost: 2N
  * subrequests (acquire + done marker); a skipped duplicate costs N.
@@ -34,7 +39,8 @@ const KNOWN = new Set(["locks", "key", "retention", "lease", "budget", "onSkip"]
  * @param handler `(controller, env, ctx, lock) => Promise<void>`
  * @param options see {@link DedupeScheduledOptions}
  * @returns `(controller, env, ctx) => Promise<void>`, an `ExportedHandlerScheduledHandler<Env>`
- * @throws {ConfigurationError} at wrap time, naming the invalid option
+ * @throws {ConfigurationError} at wrap time, naming the invalid option (`name` when neither `name`
+ *   nor `key` is given, or both)
  * @example
  * import { createLocks } from "edgelock";
  * import { dedupeScheduled, nodesFromEnv } from "edgelock/workers";
@@ -44,7 +50,7 @@ const KNOWN = new Set(["locks", "key", "retention", "lease", "budget", "onSkip"]
  *     async (controller, env, ctx, lock) => {
  *       await sendDailyDigest(env, { signal: lock.signal });
  *     },
- *     { locks: (env) => createLocks({ nodes: nodesFromEnv(env) }), lease: 60_000 },
+ *     { name: "daily-digest", locks: (env) => createLocks({ nodes: nodesFromEnv(env) }), lease: 60_000 },
  *   ),
  * } satisfies ExportedHandler<Env>;
  */
@@ -58,9 +64,10 @@ export function dedupeScheduled<
 ): ScheduledHandler<Env, Controller, Ctx> {
   checkFunction("handler", handler);
   checkKnown(options, KNOWN, "dedupeScheduled");
-  const { locks, key, budget, onSkip } = options;
+  const { locks, name, key, budget, onSkip } = options;
   checkLocksOption(locks);
   if (key !== undefined) checkFunction("key", key);
+  checkJobName(name, key !== undefined);
   if (budget !== undefined) checkFunction("budget", budget);
   if (onSkip !== undefined) checkFunction("onSkip", onSkip);
   const retention = checkRetention(options.retention);
@@ -70,7 +77,7 @@ export function dedupeScheduled<
     const manager = typeof locks === "function" ? locks(env) : locks;
     const runKey =
       key === undefined
-        ? `scheduled:${controller.cron}:${controller.scheduledTime}`
+        ? `scheduled:${name}:${controller.cron}:${controller.scheduledTime}`
         : key(controller, env);
     const result = await once(manager, runKey, (lock) => handler(controller, env, ctx, lock), {
       retention,
@@ -85,4 +92,25 @@ export function dedupeScheduled<
       env,
     );
   };
+}
+
+/** `name` is the job's identity in the default key: required without `key`, refused with it. */
+function checkJobName(name: unknown, keyed: boolean): void {
+  if (keyed) {
+    if (name !== undefined) {
+      throw new ConfigurationError(
+        "name",
+        "pass `name` or `key`, not both (`key` replaces the key `name` is part of)",
+      );
+    }
+    return;
+  }
+  if (typeof name !== "string" || name.trim() === "") {
+    throw new ConfigurationError(
+      "name",
+      "expected the job's name (a non-empty string, unique among the Workers sharing these nodes " +
+        "and prefix): without it two Workers on the same cron would share one key per scheduled " +
+        "time and only one of their jobs would run",
+    );
+  }
 }

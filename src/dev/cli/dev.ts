@@ -3,6 +3,9 @@
  *
  * @module
  */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { startDevCluster } from "../cluster";
 import { DevClusterError } from "../errors";
 import type { DevCluster, DevClusterOptions } from "../types";
@@ -120,7 +123,80 @@ export async function runDev(parsed: {
   await new Promise<void>((resolve) => {
     process.once("SIGINT", () => resolve());
     process.once("SIGTERM", () => resolve());
+    whenOrphaned(resolve);
   });
   await cluster.stop();
   return 0;
+}
+
+/**
+ * Call `stop` once a launcher above this process exits. `npx edgelock dev &` then `kill $!`
+ * signals npm alone: npm stops its `sh -c`, which passes nothing on, and launchers below it (the
+ * bin script, tsx, `npm run`'s shell) live on under PID 1 with the CLI and its redis-servers. So
+ * the CLI watches its chain of launchers — ancestors that are node, npm, npx, tsx or a
+ * non-interactive `sh` — and stops as on SIGTERM when one of them is gone. The watch ends at the
+ * first other ancestor (the user's shell, a terminal, `nohup`, a service manager): what keeps
+ * running there keeps the cluster running.
+ */
+export function whenOrphaned(stop: () => void, everyMs = 250): void {
+  const parent = process.ppid;
+  const watched = launchers();
+  const timer = setInterval(() => {
+    if (process.ppid === parent && watched.every(isAlive)) return;
+    clearInterval(timer);
+    stop();
+  }, everyMs);
+  timer.unref();
+}
+
+const LAUNCHER = /^(node|nodejs|npm|npx|npm exec.*|npm run.*|tsx|sh|dash)$/;
+
+/** The launchers above this process, nearest first (Linux: from /proc; elsewhere from `ps`). */
+function launchers(): number[] {
+  const chain: number[] = [];
+  for (let pid = process.ppid; pid > 1 && chain.length < 8; ) {
+    const info = processInfo(pid);
+    if (info === undefined || !LAUNCHER.test(info.name)) break;
+    chain.push(pid);
+    pid = info.ppid;
+  }
+  return chain;
+}
+
+function processInfo(pid: number): { name: string; ppid: number } | undefined {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may contain spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const close = stat.lastIndexOf(")");
+    const name = stat.slice(stat.indexOf("(") + 1, close);
+    const ppid = Number(stat.slice(close + 2).split(" ")[1]);
+    return { name, ppid };
+  } catch {
+    try {
+      const out = execFileSync("ps", ["-o", "ppid=,comm=", "-p", String(pid)], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      }).trim();
+      const match = /^(\d+)\s+(.+)$/.exec(out);
+      if (match === null) return undefined;
+      return { ppid: Number(match[1]), name: basename(match[2] ?? "") };
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** A running process; an exited one not yet reaped by its parent (a zombie) is gone. */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat[stat.lastIndexOf(")") + 2] !== "Z";
+  } catch {
+    return true;
+  }
 }

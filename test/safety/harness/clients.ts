@@ -148,7 +148,8 @@ async function client(
     };
     result.grants.push(record);
     lock.signal.addEventListener("abort", () => {
-      record.lostAt = now();
+      // A loss, not the end the holder chose (a release also aborts the signal: LockEndedError).
+      if ((lock.signal.reason as Error).name === "LockLostError") record.lostAt = now();
     });
     await criticalSection(config, resource, rng, lock, record);
     if (rng.chance(0.2)) {

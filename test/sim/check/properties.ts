@@ -4,7 +4,8 @@
  * 1. with durable nodes, no two holders' `[granted, end]` intervals overlap;
  * 2. fences strictly increase in grant order, and the fenced store never accepts a stale write;
  * 3. the non-atomic read-modify-write under the lock loses no update;
- * 4. after quiescence only done markers and fence counters remain on the nodes;
+ * 4. after quiescence only done markers and fence counters remain on the nodes, and a done
+ *    marker's fence counter expires, no earlier than the marker (`counters.ts`);
  * 5. on fault-free schedules, a waiter whose wait outlasts the contention gets the lock, and no
  *    other instance's run of later callers overtakes a waiter by more than the documented bound
  *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound, and
@@ -13,7 +14,8 @@
  *    own cleanup ran there (docs/SAFETY.md L3; the bound is zero once the cleanup reached the node);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
  * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
- * job after a recorded run, and for Idempotency-Key requests a second run after a kept response,
+ * job after a recorded run, and for Idempotency-Key requests a second run after a kept response
+ * or after any answer below 500 unless its record failed, the app was told and its claim ran out,
  * a replay that is not a successful run's response for the same body, a 422 without another body.
  *
  * Properties 1–3 come from the real-server safety checker (`test/safety/harness/checker.ts`). A
@@ -28,6 +30,7 @@ import { checkHistory, intervalEnd, type Violation } from "../../safety/harness/
 import type { GrantRecord, History, ResourceState, Wipe } from "../../safety/harness/history";
 import type { KeyState, TokenEnd } from "../runtime/cluster";
 import type { Observations, WaitRecord } from "../workload/actor";
+import { type Leftover, oneShotCounters } from "./counters";
 
 /** One finding, classified. */
 export interface Finding {
@@ -49,7 +52,7 @@ export interface CheckInput {
   readonly resource: Readonly<Record<string, ResourceState>>;
   readonly wipes: readonly Wipe[];
   /** Keys left on each node after quiescence, with their values. */
-  readonly remaining: ReadonlyArray<{ node: number; key: string; value: string | null }>;
+  readonly remaining: readonly Leftover[];
   /** Fault-free schedule (no request faults, no pauses, no restarts): liveness is checked. */
   readonly faultFree: boolean;
   /** Longest a free key may stay unused while someone waits (retries, reservations, drift). */
@@ -95,6 +98,7 @@ export function checkSchedule(input: CheckInput): Verdict {
     if (left.key.endsWith(":fence") || value.startsWith("done:")) continue;
     bugs.push({ property: "quiescence", detail: `node ${left.node}: ${left.key} = ${value}` });
   }
+  bugs.push(...oneShotCounters(input.remaining));
   for (const problem of observed.problems) {
     const finding = { property: problem.kind, detail: `${problem.detail} at ${problem.at}` };
     // A release finds a wiped node's token gone: `expired` is then what happened there.
@@ -230,6 +234,7 @@ function idempotentRuns(observed: Observations): Finding[] {
       storedEnd.set(run.key, Math.min(end ?? Infinity, run.endedAt));
     }
   }
+  found.push(...idempotentAnswered(observed));
   const succeeded = observed.idempotentRuns.filter((r) => !r.fail);
   for (const answer of observed.idempotentAnswers) {
     if (answer.kind === "replay") {
@@ -244,6 +249,36 @@ function idempotentRuns(observed: Observations): Finding[] {
         const detail = `${answer.key} (body ${answer.body}) got 422 at ${answer.at} without another body's run`;
         found.push({ property: "idempotent-422", detail });
       }
+    }
+  }
+  return found;
+}
+
+/**
+ * Idempotency-Key, SAFETY.md §6b I1 (issue 22 a): after a run answered a kept status (below
+ * 500), no run of its key starts unless its record failed to reach a majority — and then only
+ * when the app was told (`onUnrecorded`) and the run's claim had run out (its validity end): the
+ * claim is never given up before the record is on a majority. Every request the run sent may
+ * have run; a failed record round must be re-sent, not dropped.
+ */
+function idempotentAnswered(observed: Observations): Finding[] {
+  const found: Finding[] = [];
+  const runs = [...observed.idempotentRuns].sort((a, b) => a.at - b.at);
+  for (const [i, first] of runs.entries()) {
+    const { endedAt, status } = first;
+    if (endedAt === undefined || status === undefined || status >= 500) continue;
+    if (first.stored === true) continue; // "idempotent-once" covers a kept record
+    for (const later of runs.slice(i + 1)) {
+      if (later.key !== first.key || later.at < endedAt) continue;
+      const why =
+        first.told !== true
+          ? "its record was not kept and nobody was told"
+          : later.at < (first.claimEnd ?? Infinity)
+            ? `its claim was given up before its validity end ${first.claimEnd}`
+            : undefined;
+      if (why === undefined) continue;
+      const detail = `${later.key} ran again at ${later.at} after a run answered ${status} at ${endedAt}: ${why}`;
+      found.push({ property: "idempotent-once", detail });
     }
   }
   return found;

@@ -188,6 +188,51 @@ const CASES: readonly Case[] = [
     script: COMPLETE,
     args: [T, "60000", '{"v":2}'],
   },
+  // A one-shot key's fence counter (docs/SAFETY.md §5): COMPLETE and a one-shot RELEASE give it an
+  // expiry (never shorter), a counting raise removes it, a raise that does not count keeps it.
+  { name: "complete, counter", setup: [hold(T), fence(4)], script: COMPLETE, args: [T, "60000"] },
+  {
+    name: "complete done, counter kept longer",
+    setup: [hold("done:x", "60000"), fence(4), ["PEXPIRE", "f", "90000"]],
+    script: COMPLETE,
+    args: [T, "60000"],
+  },
+  {
+    name: "release one-shot, counter",
+    setup: [hold(T), fence(4)],
+    script: RELEASE,
+    args: [T, ...serve, "", "30000"],
+  },
+  {
+    name: "release one-shot absent, counter",
+    setup: [fence(4)],
+    script: RELEASE,
+    args: [T, ...serve, "", "30000"],
+  },
+  {
+    name: "release one-shot other, counter untouched",
+    setup: [hold("x"), fence(4)],
+    script: RELEASE,
+    args: [T, ...serve, "", "30000"],
+  },
+  {
+    name: "fence raise counts, counter expiry removed",
+    setup: [fence(11), ["PEXPIRE", "f", "30000"]],
+    script: FENCE_RAISE,
+    args: ["11", T],
+  },
+  {
+    name: "fence raise beside a marker, new counter expires with it",
+    setup: [hold("done:x", "60000")],
+    script: FENCE_RAISE,
+    args: ["11", T],
+  },
+  {
+    name: "fence raise other, counter expiry kept",
+    setup: [hold("x"), fence(2), ["PEXPIRE", "f", "30000"]],
+    script: FENCE_RAISE,
+    args: ["11", T],
+  },
   { name: "record absent", script: RECORD, args: [] },
   { name: "record held", setup: [hold(T)], script: RECORD, args: [] },
   { name: "record reserved", setup: [hold(`wake:${W}|x`, "250")], script: RECORD, args: [] },

@@ -12,6 +12,7 @@
 import type * as Edgelock from "../../../src/index";
 import type { GrantRecord } from "../../safety/harness/history";
 import type { Lib } from "../runtime/realm";
+import { onceTicketOp, scheduledOp } from "./one-shot";
 import type { OpSpec } from "./spec";
 import type { Clock, SimStore } from "./store";
 
@@ -61,6 +62,12 @@ export interface IdempotentRun {
   /** Whether its response was kept on a majority, and when the request returned. */
   stored?: boolean;
   endedAt?: number;
+  /** The status it answered (below 500: an answer the layer keeps). */
+  status?: number;
+  /** `onUnrecorded` was called for it: its record could not reach a majority. */
+  told?: boolean;
+  /** Its claim's validity end (global time) when the handler answered. */
+  claimEnd?: number;
 }
 
 /** What an idempotent request got back. */
@@ -204,6 +211,10 @@ async function runOp(ctx: ActorContext, op: OpSpec): Promise<void> {
       return idempotentOp(ctx, op);
     case "handoff":
       return handoffOp(ctx, op);
+    case "onceTicket":
+      return onceTicketOp(ctx, op);
+    case "scheduled":
+      return scheduledOp(ctx, op);
   }
 }
 
@@ -283,12 +294,33 @@ async function handoffOp(ctx: ActorContext, op: OpSpec & { kind: "handoff" }): P
   }
 }
 
-/** One request with an `Idempotency-Key` through the idempotency core (as both adapters do). */
+/** A request with an `Idempotency-Key`, then its client's retries (`retries`, `gap` ms apart). */
 async function idempotentOp(ctx: ActorContext, op: OpSpec & { kind: "idempotent" }): Promise<void> {
+  await idempotentRequest(ctx, op);
+  for (let retry = 0; retry < (op.retries ?? 0); retry++) {
+    await ctx.clock.sleep(op.gap ?? 0);
+    await idempotentRequest(ctx, { ...op, fail: false });
+  }
+}
+
+/** One request with an `Idempotency-Key` through the idempotency core (as both adapters do). */
+async function idempotentRequest(
+  ctx: ActorContext,
+  op: OpSpec & { kind: "idempotent" },
+): Promise<void> {
   const { clock, lib, locks, observed } = ctx;
   const key = `k${op.key}`;
+  let run: IdempotentRun | undefined;
   const resolved = lib.resolveIdempotency<undefined>(
-    { locks, lease: op.lease, wait: op.wait, ttl: 600_000 },
+    {
+      locks,
+      lease: op.lease,
+      wait: op.wait,
+      ttl: 600_000,
+      onUnrecorded: () => {
+        if (run !== undefined) run.told = true;
+      },
+    },
     "sim",
   );
   const body = new TextEncoder().encode(`body ${op.body}`);
@@ -299,13 +331,14 @@ async function idempotentOp(ctx: ActorContext, op: OpSpec & { kind: "idempotent"
     header: (name: string) => (name.toLowerCase() === "idempotency-key" ? `"${key}"` : undefined),
     body: async () => body,
   };
-  let run: IdempotentRun | undefined;
   const outcome = await lib.runIdempotent(resolved, request, async (lock) => {
     const answer = `run ${observed.idempotentRuns.length} of ${key} (i${ctx.instance}/c${ctx.caller})`;
     run = { key, body: op.body, answer, at: clock.now(), fail: op.fail };
     observed.idempotentRuns.push(run);
     await clock.sleep(op.hold);
     const status = op.fail || lock.signal.aborted ? 503 : 200;
+    run.status = status;
+    run.claimEnd = ctx.toGlobal(lock.validUntil);
     const response = { status, headers: [], body: new TextEncoder().encode(answer) };
     return { result: answer, status, capture: async () => response };
   });
@@ -465,7 +498,8 @@ function grantRecord(
     wait.grant = id;
   }
   lock.signal.addEventListener("abort", () => {
-    record.lostAt = ctx.clock.now();
+    // A loss, not the end the holder chose (a release also aborts the signal: LockEndedError).
+    if ((lock.signal.reason as Error).name === "LockLostError") record.lostAt = ctx.clock.now();
   });
   ctx.observed.grants.push(record);
   ctx.observed.owner.set(id, ctx.instance);

@@ -9,6 +9,12 @@
 
 import fc from "fast-check";
 import type { LateWindow } from "../runtime/cluster";
+import {
+  type OnceTicketSpec,
+  onceTicketArbitrary,
+  type ScheduledSpec,
+  scheduledArbitrary,
+} from "./one-shot";
 
 /** How often requests and streams misbehave (see `runtime/fates.ts` for the numbers). */
 export type Weather = "calm" | "faulty" | "harsh";
@@ -60,6 +66,12 @@ export type OpSpec =
       readonly fail: boolean;
       /** How long a duplicate waits for the first request's result. */
       readonly wait: number;
+      /**
+       * A client's retries: the same request sent again this many times, `gap` ms after each
+       * answer (past the claim's lease, the record alone must stop a second run).
+       */
+      readonly retries?: number | undefined;
+      readonly gap?: number | undefined;
     }
   | {
       /**
@@ -82,6 +94,8 @@ export type OpSpec =
        */
       readonly redeliver?: number | undefined;
     }
+  | OnceTicketSpec
+  | ScheduledSpec
   | { readonly kind: "pause"; readonly ms: number };
 
 /** One caller (an async task of an instance): starts at `start`, runs `ops` in order. */
@@ -182,6 +196,22 @@ const op = (keys: number): fc.Arbitrary<OpSpec> =>
       }),
     },
     {
+      // Retried requests (issue 22 a): the faults of every round (lookup, claim, record write)
+      // meet retries that come after the claim ran out.
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant("idempotent" as const),
+        key: fc.integer({ min: 0, max: 1 }),
+        body: fc.constant(0),
+        lease,
+        hold: fc.integer({ min: 0, max: 600 }),
+        fail: fc.constantFrom(false, false, false, true),
+        wait: fc.oneof(fc.constant(0), fc.integer({ min: 50, max: 1_000 })),
+        retries: fc.integer({ min: 1, max: 3 }),
+        gap: fc.integer({ min: 50, max: 1_600 }),
+      }),
+    },
+    {
       weight: 1,
       arbitrary: fc.record({
         kind: fc.constant("handoff" as const),
@@ -196,6 +226,8 @@ const op = (keys: number): fc.Arbitrary<OpSpec> =>
         redeliver: fc.option(fc.integer({ min: 0, max: 800 }), { nil: undefined }),
       }),
     },
+    { weight: 1, arbitrary: onceTicketArbitrary() },
+    { weight: 1, arbitrary: scheduledArbitrary() },
     {
       weight: 1,
       arbitrary: fc.record({
