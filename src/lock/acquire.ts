@@ -179,7 +179,7 @@ export async function acquireLoop(
       const { outcomes, why, durationMs, busy } = verdict;
       if (signal?.aborted) {
         // The caller gave up while this round ran: undo whatever it granted.
-        await cleanup(core, round, keys, token, timeoutMs, budget);
+        await cleanup(core, round, keys, token, timeoutMs, budget, { ttl });
         throw signal.reason;
       }
       if (verdict.granted) {
@@ -192,7 +192,7 @@ export async function acquireLoop(
       const result =
         why === undefined && busy ? "busy" : verdict.invalid ? "invalid" : "unavailable";
       core.emit({ type: "acquire", key, attempt, result, durationMs, outcomes });
-      await cleanup(core, round, keys, token, timeoutMs, budget);
+      await cleanup(core, round, keys, token, timeoutMs, budget, { ttl });
       if (signal?.aborted) throw signal.reason;
       const failedProbe = verdict.probed && !busy;
       if (!failedProbe || lastError === undefined) {

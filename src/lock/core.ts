@@ -10,6 +10,7 @@ import {
   type CasReply,
   COMPLETE,
   type CompleteReply,
+  DISCARD,
   EXTEND,
   evalScript,
   FENCE_RAISE,
@@ -107,6 +108,20 @@ export class LockCore {
   lineOf(keys: Keys): string {
     // JSON of the lock keys: distinct sets never share a line, whatever the keys contain.
     return JSON.stringify(keys.filter((_, i) => i % 3 === 0));
+  }
+
+  /**
+   * The tombstone key of `token`'s round on a lock on `keys` (`<first lock key>:void:<token>`),
+   * passed after the triples to the scripts that place `token` and to DISCARD (see `TRIPLES` in
+   * `lua.ts`; docs/SAFETY.md, L3).
+   */
+  voidKey(keys: Keys, token: string): string {
+    return `${keys[0]}:void:${token}`;
+  }
+
+  /** `keys` plus the tombstone key of `token` (see {@link voidKey}). */
+  keysFor(keys: Keys, token: string): string[] {
+    return [...keys, this.voidKey(keys, token)];
   }
 
   /**
@@ -237,7 +252,7 @@ export class LockCore {
     const after =
       "after" in sending ? sending.after : this.order.after(node.index, this.lineOf(keys));
     const options = { timeoutMs, budget, spare: this.nodes.length, after, signal: sending.signal };
-    const reply = await evalScript(node, ACQUIRE, keys, args, options);
+    const reply = await evalScript(node, ACQUIRE, this.keysFor(keys, args[0] ?? ""), args, options);
     return acquireAnswer(reply, this.options.fencing);
   }
 
@@ -315,12 +330,13 @@ export class LockCore {
     budget: Budget | undefined,
   ): Promise<Round<number>> {
     const args = [ticketToken, token, String(ttl), this.options.fencing ? "1" : "0"];
+    const withVoid = this.keysFor(keys, token);
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
           const options = { timeoutMs, budget, signal };
-          const { cas, fence } = await evalScript(node, RESUME, keys, args, options);
+          const { cas, fence } = await evalScript(node, RESUME, withVoid, args, options);
           const status = casStatus(cas);
           return status === "ok" ? { status, value: fence, fence } : { status, value: fence };
         },
@@ -405,6 +421,49 @@ export class LockCore {
     // first attempt deleted it: report the deletion.
     const status = resent && reply === 0 ? "ok" : casStatus(reply);
     return { status, value: reply };
+  }
+
+  /**
+   * Discard round: the cleanup of a failed round (acquire, hand-over) or the undo of a failed
+   * resume (`restore`: the ticket's token, put back where our fresh token is). On every node of
+   * `scope.nodes` that `scope.holds` says may hold `token` (after its request answered, as for a
+   * release), DISCARD deletes `token` where it is (or puts `restore` back) and writes the token's
+   * tombstone for `ttl` ms, so a request of the round that runs later places nothing
+   * (docs/SAFETY.md, L3). Decided once every node answered or failed; `ok` where the token was.
+   */
+  discardRound(
+    keys: Keys,
+    token: string,
+    ttl: number,
+    timeoutMs: number,
+    budget: Budget | undefined,
+    scope: { nodes: readonly RestNode[]; holds?: Holds; restore?: string | undefined },
+  ): Promise<Round<CasReply>> {
+    const { nodes, holds, restore } = scope;
+    const args = restore === undefined ? [token, String(ttl)] : [token, String(ttl), restore];
+    const withVoid = this.keysFor(keys, token);
+    return this.#timed(timeoutMs, (signal) =>
+      fanOut(
+        nodes,
+        async (node) => {
+          const hold = holds?.[node.index] ?? true;
+          if (hold === false) return NOT_THERE;
+          // Acquires of ours on this key and node wait for it, as for a release.
+          const ended = this.order.track(node.index, this.lineOf(keys), 2 * timeoutMs);
+          try {
+            if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
+            // Sent later than the round's start: a timer of its own.
+            const shared = hold === true ? signal : undefined;
+            const options = { timeoutMs, budget, signal: shared };
+            const reply = await evalScript(node, DISCARD, withVoid, args, options);
+            return { status: casStatus(reply), value: reply };
+          } finally {
+            ended();
+          }
+        },
+        { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll: true },
+      ),
+    );
   }
 
   /**

@@ -47,15 +47,37 @@ export function budgetShortfall(
     : new BudgetExhaustedError(`budget exhausted: ${why}`, remaining, left);
 }
 
+/** How a failed round is cleaned up (see {@link cleanup}). */
+export interface CleanupOptions {
+  /** The round's TTL: how long the token's tombstone is kept. */
+  readonly ttl: number;
+  /**
+   * A failed resume's undo: the ticket's token, put back wherever the round's fresh token is
+   * (instead of deleting it), and every node's answer awaited.
+   */
+  readonly restore?: string | undefined;
+}
+
 /**
- * Release a failed look's token on every node that may have granted it (timeouts and errors
- * included). Only the release on nodes that granted is awaited: they just answered, so it is
- * quick, and it must land before the next round. A node that timed out or failed is released in
- * the background, and one still in flight once its acquire answered (if it may have granted):
- * waiting on them would let one slow node slow every failed acquire. The next acquire on such a
- * node waits for that release first (`LockCore` orders them per node and key). Each round has a
- * fresh token, so a late cleanup can never touch a later round's grant; whatever a cleanup misses
- * expires with its TTL. `round` may cover some nodes only (a probe).
+ * Discard a failed round's token on every node that may have placed it (timeouts and errors
+ * included): DISCARD deletes it where it is (a resume's undo puts the ticket's token back) and
+ * leaves a tombstone for the round's TTL, so a request of the round that runs there later — it
+ * timed out on the client and the server ran it afterwards, or it was re-sent — places nothing
+ * (docs/SAFETY.md, L3). Without the tombstone such a late request placed the token after its
+ * cleanup and blocked the key, held by nobody, for the whole TTL.
+ *
+ * Only the nodes that granted are awaited: they just answered, so it is quick, and it must land
+ * before the next round. A node that timed out or failed is discarded in the background, and one
+ * still in flight once its request answered (if it may have granted): waiting on them would let
+ * one slow node slow every failed acquire. The next acquire on such a node waits for that
+ * discard first (`LockCore` orders them per node and key). A resume's undo (`restore`) waits for
+ * every node, so that a redelivery of the ticket that comes after the failure finds it put back.
+ * `round` may cover some nodes only (a probe).
+ *
+ * @returns whether every node that may hold the token answered its discard (the round's token is
+ *   gone, or the ticket's token back, everywhere)
+ * @example
+ * await cleanup(core, round, keys, token, timeoutMs, budget, { ttl });
  */
 export async function cleanup(
   core: LockCore,
@@ -64,20 +86,34 @@ export async function cleanup(
   token: string,
   timeoutMs: number,
   budget: Budget | undefined,
-): Promise<void> {
+  { ttl, restore }: CleanupOptions,
+): Promise<boolean> {
   const holds = holdsOf(round);
   const nodeOf = (o: NodeOutcome) => core.nodes[o.index] ?? [];
   const granted = round.outcomes.filter((o) => o.status === "ok").flatMap(nodeOf);
   const others = round.outcomes
     .filter((o) => o.status !== "ok" && holds[o.index] !== false)
     .flatMap(nodeOf);
+  const answered = (r: Round<unknown>) =>
+    r.outcomes.every((o) => o.status === "ok" || o.status === "absent" || o.status === "held");
+  if (restore !== undefined) {
+    const nodes = [...granted, ...others];
+    if (nodes.length === 0) return true;
+    const scope = { nodes, holds, restore };
+    return answered(await core.discardRound(keys, token, ttl, timeoutMs, budget, scope));
+  }
+  let confirmed = true;
   if (others.length > 0) {
-    const scope = { nodes: others, holds, waitAll: true };
-    void core.releaseRound(keys, token, timeoutMs, budget, scope).catch(() => {});
+    confirmed = false;
+    const scope = { nodes: others, holds };
+    void core.discardRound(keys, token, ttl, timeoutMs, budget, scope).catch(() => {});
   }
   if (granted.length > 0) {
-    await core.releaseRound(keys, token, timeoutMs, budget, { nodes: granted, waitAll: true });
+    const scope = { nodes: granted };
+    const done = await core.discardRound(keys, token, ttl, timeoutMs, budget, scope);
+    confirmed &&= answered(done);
   }
+  return confirmed;
 }
 
 export const isDone = (o: NodeOutcome): boolean => o.status === "done";

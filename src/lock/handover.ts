@@ -114,7 +114,9 @@ async function handOn(
     };
     // Like a release: re-sent after a broken connection whenever the budget allows.
     const options = { timeoutMs, budget, after, onRetry, signal: shared };
-    const reply = await evalScript(node, HANDOVER, keys, both, options);
+    // The next holder's tombstone key: a HANDOVER landing after its failed round's cleanup
+    // places nothing (docs/SAFETY.md, L3).
+    const reply = await evalScript(node, HANDOVER, core.keysFor(keys, next.token), both, options);
     // "Absent" right after re-sending a request whose connection broke: the first one released.
     const released = resent && reply.released === 0 ? 1 : reply.released;
     return {

@@ -69,8 +69,10 @@ export function checkTicket(
  * ticket's token for a fresh one on every node that still holds it, never shortening its expiry,
  * and is judged like an acquire round ({@link judge}): a majority of swaps, with fencing a fresh
  * fence raised on a majority, and the validity left counted from this round's start. Anything
- * less is undone (our fresh token deleted where it may be) and reported: gone on a majority →
- * `LockLostError`, otherwise `QuorumError`.
+ * less is undone — the ticket's token put back wherever ours replaced it, ours tombstoned so that a
+ * late RESUME of this round swaps nothing, every node awaited — and reported: gone on a majority
+ * → `LockLostError`, otherwise `QuorumError`, after which a redelivery of the same ticket can
+ * still resume it.
  *
  * @example
  * const grant = await resumeGrant(core, checkTicket(message.ticket, core), budget);
@@ -100,20 +102,32 @@ export async function resumeGrant(
     core.emit({ type: "resume", key, result: "resumed", durationMs, outcomes });
     return grantOf(core, target, round, verdict, { token, ttl, timeoutMs }, lease);
   }
-  await cleanup(core, round, keys, token, timeoutMs, budget);
-  const gone = round.outcomes.filter((o) => o.status === "absent" || o.status === "held");
-  if (verdict.invalid || (!round.ok && gone.length > n - quorum)) {
-    core.emit({ type: "resume", key, result: "lost", durationMs, outcomes });
+  // Undo: the ticket's token goes back wherever ours replaced it, so that a redelivery of the
+  // ticket can still resume it (docs/SAFETY.md, theorem 3).
+  const restored = await cleanup(core, round, keys, token, timeoutMs, budget, {
+    ttl,
+    restore: ticket.token,
+  });
+  // Every node's answer (the undo waited for the slow ones already; each request is bounded by
+  // its timeout): the error names every node where the ticket's token is gone.
+  const settled = await round.settled;
+  const gone = settled.filter((o) => o.status === "absent" || o.status === "held");
+  // Lost only when the ticket's token is gone from a majority; a resume that swapped on a
+  // majority but too late (validity below minValidity) was undone like any failed one, so a
+  // redelivery can still resume: that is a QuorumError.
+  if (!verdict.invalid && !round.ok && gone.length > n - quorum) {
+    core.emit({ type: "resume", key, result: "lost", durationMs, outcomes: settled });
     const where = gone
       .map((o) => `${nodeName(o)}: ${o.status === "absent" ? "the token is gone" : reasonOf(o)}`)
       .join("; ");
-    const why = verdict.invalid
-      ? `resumed on a majority, but ${verdict.why ?? "too late"}`
-      : `the ticket's lock expired, was released or was resumed already on ${gone.length} of ${n} nodes (${where})`;
-    throw new LockLostError(key, why, { outcomes });
+    const why = `the ticket's lock expired, was released or was resumed already on ${gone.length} of ${n} nodes (${where})`;
+    throw new LockLostError(key, why, { outcomes: settled });
   }
   core.emit({ type: "resume", key, result: "unavailable", durationMs, outcomes });
   const fix = configurationFault(outcomes);
-  const why = `resume failed: ${verdict.why ?? "no majority"}: ${describeNodes(outcomes)}`;
+  const undo = restored
+    ? "the ticket's lock is as it was: a redelivery can resume it"
+    : "putting the ticket's lock back did not answer on every node yet: a redelivery may find it held there until it lands";
+  const why = `resume failed: ${verdict.why ?? "no majority"}: ${describeNodes(outcomes)}; ${undo}`;
   throw new QuorumError(key, fix === undefined ? why : `${fix}. ${why}`, { outcomes });
 }

@@ -1,6 +1,6 @@
 /**
  * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete,
- * handover, leave, record, resume), their SHA-1 literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL
+ * handover, leave, record, resume, discard), their SHA-1 literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL
  * path.
  *
  * @module
@@ -12,6 +12,7 @@ export {
   type CasReply,
   COMPLETE,
   type CompleteReply,
+  DISCARD,
   EXTEND,
   FENCE_RAISE,
   FORCE_RELEASE,

@@ -10,7 +10,8 @@
  * client-side deserialization or base64 decoding can alter a reply), except RECORD.
  *
  * (A caller that passes only a lock key and its fence key, as some tests do, is one triple whose
- * room is never touched unless the script needs it.)
+ * room is never touched unless the script needs it.) ACQUIRE, HANDOVER, RESUME and DISCARD take
+ * one key more after the triples: the tombstone of the token they place or discard (`TRIPLES`).
  *
  * With several keys a node's keys of one lock are always set, extended and deleted together, so
  * they hold the same token with the same expiry. A mix (one key of the set deleted by
@@ -41,11 +42,11 @@ end
  * Lua shared by the scripts that issue fences: `counters()` is the highest fence counter of the
  * lock's keys, `issue()` sets every counter to that plus one and returns it (for one key: INCR).
  * A fence of a lock on several keys is thus above every fence issued before on any of its keys
- * on this node (docs/SAFETY.md, F1).
+ * on this node (docs/SAFETY.md, F1). Needs `TRIPLES` before it (a tombstone key is no triple).
  */
 const FENCES = `local function counters()
   local top = 0
-  for i = 1, math.ceil(#KEYS / 3) do
+  for i = 1, (triples()) do
     local c = tonumber(redis.call("GET", KEYS[3 * i - 1]) or "0")
     if c > top then
       top = c
@@ -55,10 +56,29 @@ const FENCES = `local function counters()
 end
 local function issue()
   local f = counters() + 1
-  for i = 1, math.ceil(#KEYS / 3) do
+  for i = 1, (triples()) do
     redis.call("SET", KEYS[3 * i - 1], f)
   end
   return f
+end
+`;
+
+/**
+ * Lua shared by the scripts that place a token (ACQUIRE, HANDOVER, RESUME) and by DISCARD:
+ * `triples()` is the number of key triples and the tombstone key passed after them, if any (one
+ * key more than the triples: `<first lock key>:void:<token>`, see `DISCARD_LUA`). A tombstone
+ * means the token's round failed and was cleaned up: a request of that round that runs later (it
+ * timed out, or was re-sent) must place nothing (docs/SAFETY.md, L3).
+ */
+const TRIPLES = `local function triples()
+  local n = math.ceil(#KEYS / 3)
+  if #KEYS > 3 and #KEYS % 3 == 1 then
+    return n - 1, KEYS[#KEYS]
+  end
+  return n, nil
+end
+local function discarded(void)
+  return void ~= nil and redis.call("EXISTS", void) == 1
 end
 `;
 
@@ -99,9 +119,16 @@ end
  * otherwise, nothing set: {2, pttl} when a key holds a done marker (no registration), else {0,
  * pttl} when a key holds a token, {3, pttl} when only reservations for others are in the way; the
  * pttl is the longest among the keys in the way (-1, no expiry, counts as the longest).
+ *
+ * After the triples, the token's tombstone key (see `TRIPLES`): when it exists, the round of this
+ * token failed and was cleaned up (DISCARD), so nothing is placed and {0, pttl of the tombstone}
+ * is returned (only a request of a dead round, late or re-sent, ever gets this answer).
  */
 export const ACQUIRE_LUA = `-- edgelock acquire
-${LENGTHEN}${FENCES}local n = math.ceil(#KEYS / 3)
+${LENGTHEN}${TRIPLES}${FENCES}local n, void = triples()
+if discarded(void) then
+  return {0, redis.call("PTTL", void)}
+end
 local w = ARGV[4]
 local currents = {}
 local fresh = false
@@ -256,9 +283,16 @@ return 1
  * theorem 3); the fresh fence orders the resumed lock after the sender, as a new grant. Several
  * keys: resumed only when every key holds the ticket's token; {-1, 0} when any key holds anything
  * but the two tokens or nothing; {0, 0} otherwise.
+ *
+ * After the triples, the fresh token's tombstone key (see `TRIPLES`): when it exists, this resume
+ * failed and its undo (DISCARD with the ticket's token) already ran here, so a RESUME of it that
+ * runs now (late, or re-sent) swaps nothing and returns {-1, 0}: the ticket stays resumable.
  */
 export const RESUME_LUA = `-- edgelock resume
-${FENCES}local n = math.ceil(#KEYS / 3)
+${TRIPLES}${FENCES}local n, void = triples()
+if discarded(void) then
+  return {-1, 0}
+end
 local ticket, fresh = 0, 0
 for i = 1, n do
   local current = redis.call("GET", KEYS[3 * i - 2])
@@ -489,9 +523,23 @@ return {2, pttl, ""}
  * holder, no key is handed over: the keys with such a waiter are reserved for it, our other keys
  * deleted, and the reply is {3, ms, released}. A key in the way (someone else's) refuses as for one
  * key, leaving every key alone.
+ *
+ * After the triples, the next holder's tombstone key (see `TRIPLES`): when it exists, the next
+ * holder's round failed and was cleaned up, so t′ is placed nowhere; our token is still released
+ * (deleted, no room served) and the reply is {3, 0, released}.
  */
 export const HANDOVER_LUA = `-- edgelock handover
-${SERVE_ROOM}${LENGTHEN}${FENCES}local n = math.ceil(#KEYS / 3)
+${SERVE_ROOM}${LENGTHEN}${TRIPLES}${FENCES}local n, void = triples()
+if discarded(void) then
+  local released = 0
+  for i = 1, n do
+    if redis.call("GET", KEYS[3 * i - 2]) == ARGV[1] then
+      redis.call("DEL", KEYS[3 * i - 2])
+      released = 1
+    end
+  end
+  return {3, 0, released}
+end
 local currents = {}
 local released, free, nexts = 0, 0, 0
 local mine, block = nil, nil
@@ -605,4 +653,52 @@ if removed > 1 then
   removed = 1
 end
 return removed
+`;
+
+/**
+ * Discard the token of a failed round: the cleanup of a failed acquire or hand-over, and the undo
+ * of a failed resume. ARGV[1] = the round's token, ARGV[2] = ms to keep its tombstone (the round's
+ * TTL), ARGV[3] (optional, a resume's undo) = the ticket's token to put back. KEYS: the triples,
+ * then the token's tombstone key (see `TRIPLES`).
+ *
+ * Every key holding the token is deleted, or with ARGV[3] set back to the ticket's token with the
+ * expiry it has (RESUME placed ARGV[1] only where the ticket's token was, so this undoes it). Then
+ * the tombstone is written, whatever the keys held: a request of the round that runs here later
+ * (it timed out, or was re-sent) finds it and places nothing, so the order in which the cleanup
+ * and a late request arrive no longer matters (docs/SAFETY.md, L3). No room is served: freeing a
+ * minority of nodes does not free the lock. Returns 1 when any key held the token, 0 when every key
+ * was absent, -1 otherwise (left alone).
+ */
+export const DISCARD_LUA = `-- edgelock discard
+${TRIPLES}local n, void = triples()
+local found, gone = 0, 0
+for i = 1, n do
+  local key = KEYS[3 * i - 2]
+  local current = redis.call("GET", key)
+  if current == ARGV[1] then
+    found = 1
+    if ARGV[3] then
+      local left = redis.call("PTTL", key)
+      if left > 0 then
+        redis.call("SET", key, ARGV[3], "PX", left)
+      else
+        redis.call("SET", key, ARGV[3])
+      end
+    else
+      redis.call("DEL", key)
+    end
+  elseif current == false then
+    gone = gone + 1
+  end
+end
+if void then
+  redis.call("SET", void, "1", "PX", ARGV[2])
+end
+if found == 1 then
+  return 1
+end
+if gone == n then
+  return 0
+end
+return -1
 `;

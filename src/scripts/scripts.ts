@@ -1,6 +1,7 @@
 import {
   ACQUIRE_LUA,
   COMPLETE_LUA,
+  DISCARD_LUA,
   EXTEND_LUA,
   FENCE_RAISE_LUA,
   FORCE_RELEASE_LUA,
@@ -69,7 +70,7 @@ const casCode = (reply: unknown): CasReply | undefined =>
 export const ACQUIRE: Script<AcquireReply> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
-  sha1: "2e0e6586d649411a5bb41403014e42a9cc4ecb5b",
+  sha1: "f04c916849e406c6f974a1aaf5b3cb8395322601",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -101,7 +102,7 @@ export interface ResumeReply {
 export const RESUME: Script<ResumeReply> = {
   name: "resume",
   lua: RESUME_LUA,
-  sha1: "87deb5be35ab779397e49031aaad2cf2603b21ea",
+  sha1: "1e009fdf6d7f35a229a9b56e019a66c6510daee7",
   parse(reply) {
     const pair = Array.isArray(reply) && reply.length === 2 ? reply : undefined;
     const cas = casCode(pair?.[0]);
@@ -126,6 +127,14 @@ export interface RaiseReply {
   readonly counts: boolean;
   readonly counter: number;
 }
+
+/** See `DISCARD_LUA`: 1 discarded (or put back), 0 absent everywhere, -1 someone else holds it. */
+export const DISCARD: Script<CasReply> = {
+  name: "discard",
+  lua: DISCARD_LUA,
+  sha1: "24638a6eaff8df42ace2462f685982dc841c1e1f",
+  parse: casCode,
+};
 
 /** See `FENCE_RAISE_LUA`. */
 export const FENCE_RAISE: Script<RaiseReply> = {
@@ -211,7 +220,7 @@ export interface HandoverReply {
 export const HANDOVER: Script<HandoverReply> = {
   name: "handover",
   lua: HANDOVER_LUA,
-  sha1: "b95637b84835747a50b0b5a2e3bc98b8addebada",
+  sha1: "64b9c9a388da3eb3407a677377b206a0110ed6f4",
   parse(reply) {
     const triple = intArray(reply, 3);
     if (triple === undefined) return undefined;
@@ -247,4 +256,5 @@ export const SCRIPTS: readonly Script<unknown>[] = [
   LEAVE,
   RECORD,
   RESUME,
+  DISCARD,
 ];

@@ -15,6 +15,7 @@ import { createNode, type RestNode } from "../../src/node";
 import {
   ACQUIRE,
   COMPLETE,
+  DISCARD,
   EXTEND,
   evalScript,
   FENCE_RAISE,
@@ -147,6 +148,12 @@ async function everyScript(node: RestNode, prefix: string) {
   await run(COMPLETE, bare, ["c", "60000"]);
   await run(RECORD, bare, []);
   await run(ACQUIRE, bare, ["t10", "10000", "1"]);
+  // A failed round's cleanup, then a late request of that round (refused by the tombstone).
+  const c = [...lock("c"), `${prefix}c:void:t11`];
+  await run(ACQUIRE, c, ["t11", "10000", "0"]);
+  await run(DISCARD, c, ["t11", "10000"]);
+  await run(DISCARD, c, ["t11", "10000"]);
+  await run(ACQUIRE, c, ["t11", "10000", "0"]);
   expect([...used].sort()).toEqual(SCRIPTS.map((s) => s.name).sort());
   return replies;
 }

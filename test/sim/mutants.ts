@@ -93,7 +93,7 @@ export const MUTANTS = {
     [ACQUIRE, RESUME, HANDOVER].map((script) =>
       mutate(
         script,
-        'for i = 1, math.ceil(#KEYS / 3) do\n    redis.call("SET", KEYS[3 * i - 1], f)',
+        'for i = 1, (triples()) do\n    redis.call("SET", KEYS[3 * i - 1], f)',
         'for i = 1, 1 do\n    redis.call("SET", KEYS[3 * i - 1], f)',
       ),
     ),
@@ -128,6 +128,35 @@ export const MUTANTS = {
       FENCE_RAISE,
       'if not mine and left == -2 and string.sub(current, 1, 5) == "done:" then',
       "if false then",
+    ),
+  ]),
+  /**
+   * g (issue 22): ACQUIRE ignores the tombstone of a failed round, so a request of that round
+   * that runs after its cleanup places the token and blocks the key, held by nobody, until its TTL.
+   */
+  "g22-late-acquire-places": new Map([
+    mutate(
+      ACQUIRE,
+      'if discarded(void) then\n  return {0, redis.call("PTTL", void)}',
+      'if false then\n  return {0, redis.call("PTTL", void)}',
+    ),
+  ]),
+  /**
+   * h (issue 22): RESUME ignores the tombstone of a failed resume, so a RESUME that runs after
+   * its undo swaps the ticket's token away again: blocked by nobody, and the redelivery is lost.
+   */
+  "h22-late-resume-swaps": new Map([
+    mutate(RESUME, "if discarded(void) then\n  return {-1, 0}", "if false then\n  return {-1, 0}"),
+  ]),
+  /**
+   * g (issue 22), hand-overs: HANDOVER ignores the next holder's tombstone, so a HANDOVER that
+   * runs after the failed hand-over's cleanup places the next holder's token, held by nobody.
+   */
+  "g22-late-handover-places": new Map([
+    mutate(
+      HANDOVER,
+      "if discarded(void) then\n  local released = 0",
+      "if false then\n  local released = 0",
     ),
   ]),
 } satisfies Record<string, ScriptOverrides>;

@@ -447,4 +447,105 @@ export const REGRESSIONS = {
     mutant: "j-late-raise-lasting-counter",
     finds: "counter-expiry",
   },
+  /**
+   * g (issue 22): an acquire on 3 nodes whose requests to nodes 1 and 2 arrive 1.2 s late (the
+   * request timeout is 250 ms) fails; its cleanup lands on those nodes first, then the late
+   * ACQUIREs run. Another instance's caller comes at 1.4 s. Undone (ACQUIRE ignores the failed
+   * round's tombstone), the late requests place the token on a majority, held by nobody for the
+   * rest of its lease (blocked-by-nobody), and the other caller is refused.
+   */
+  "g22-late-acquire-round": {
+    spec: {
+      seed: 22,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      late: [
+        { node: 1, from: 0, to: 5, by: 1_200 },
+        { node: 2, from: 0, to: 5, by: 1_200 },
+      ],
+      instances: [
+        { wake: false, rate: 1, callers: [caller(0, acquire(1_500, 0, 10))] },
+        { wake: false, rate: 1, callers: [caller(1_400, acquire(1_500, 0, 10))] },
+      ],
+    },
+    mutant: "g22-late-acquire-places",
+    finds: "blocked-by-nobody",
+  },
+  /**
+   * h (issue 22): a ticket handed on (lease 3 s) whose resume sends its requests to nodes 1 and
+   * 2 while they are 1.2 s late fails with QuorumError; its undo puts the ticket's token back on
+   * node 0 and tombstones the fresh token on nodes 1 and 2 before the late RESUMEs run there. The
+   * queue redelivers the message 1.5 s later: it resumes. Undone (RESUME ignores the tombstone),
+   * the late RESUMEs swap the ticket's token away on a majority (blocked-by-nobody), and the
+   * redelivery gets LockLostError.
+   */
+  "h22-late-resume-round": {
+    spec: {
+      seed: 23,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      late: [
+        { node: 1, from: 120, to: 300, by: 1_200 },
+        { node: 2, from: 120, to: 300, by: 1_200 },
+      ],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(0, {
+              kind: "handoff",
+              key: 0,
+              wait: 0,
+              lease: 1_000,
+              hold: 50,
+              ticketLease: 3_000,
+              deliveries: 1,
+              to: 1,
+              delay: 100,
+              redeliver: 1_500,
+            }),
+          ],
+        },
+        { wake: false, rate: 1, callers: [] },
+      ],
+    },
+    mutant: "h22-late-resume-swaps",
+    finds: "blocked-by-nobody",
+  },
+  /**
+   * g (issue 22), hand-overs: a release hands the key to the next caller of its instance, and the
+   * HANDOVER requests to nodes 1 and 2 arrive 1.2 s late; the next caller's round fails and is
+   * cleaned up before they run. Undone (HANDOVER ignores the tombstone), they place the next
+   * caller's dead token on a majority (blocked-by-nobody).
+   */
+  "g22-late-handover": {
+    spec: {
+      seed: 24,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      late: [
+        { node: 1, from: 150, to: 260, by: 1_200 },
+        { node: 2, from: 150, to: 260, by: 1_200 },
+      ],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [caller(0, acquire(1_500, 0, 200)), caller(50, acquire(1_500, 2_500, 10))],
+        },
+      ],
+    },
+    mutant: "g22-late-handover-places",
+    finds: "blocked-by-nobody",
+  },
 } satisfies Record<string, Regression>;

@@ -61,6 +61,7 @@ export async function runSchedule(
     weather,
     options.overrides,
   );
+  net.late = spec.late ?? [];
   const clock = { now: () => scheduler.now, sleep: (ms: number) => scheduler.sleep(ms) };
   const store = new SimStore(clock, 1);
   const observed: Observations = {
@@ -147,6 +148,11 @@ export async function runSchedule(
       faultFree: spec.weather === "calm" && spec.restarts === "none",
       livenessSlack: 2 * RETRY_DELAY_MAX + 1_500,
       skew: (at) => 40 + 0.02 * (at - EPOCH),
+      nodeHistory: {
+        states: net.keyStates,
+        ends: net.tokenEnds,
+        quorum: Math.floor(spec.nodes / 2) + 1,
+      },
     });
     const result = { ...verdict, bugs: [...stuck, ...verdict.bugs] };
     const trace = options.trace ? traceOf(observed, net, result) : undefined;

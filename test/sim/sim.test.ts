@@ -57,6 +57,25 @@ describe("deterministic simulation", () => {
     expect(resumed[0]).toMatch(/ release=released$/);
   });
 
+  it("regression g22: after the failed round, the other instance's caller gets the lock", async () => {
+    const { trace } = await runSchedule(REGRESSIONS["g22-late-acquire-round"].spec, {
+      trace: true,
+    });
+    const grants = (trace ?? []).filter((l) => l.includes(" grant "));
+    expect(grants).toHaveLength(1);
+    expect(grants[0]).toMatch(/grant i1\/c0#\d+ k0 .* release=released$/);
+  });
+
+  it("regression h22: the failed resume's redelivery resumes the ticket (exactly once)", async () => {
+    const { trace } = await runSchedule(REGRESSIONS["h22-late-resume-round"].spec, {
+      trace: true,
+    });
+    const grants = (trace ?? []).filter((l) => l.includes(" grant "));
+    expect(grants).toHaveLength(2);
+    expect(grants[0]).toMatch(/grant i0\/c0#0 k0 .* release=handed-on$/);
+    expect(grants[1]).toMatch(/grant i1\/c0#1 k0 .* release=released$/);
+  });
+
   it("replays a schedule exactly (same seed, same trace)", async () => {
     const { spec } = REGRESSIONS["c-handover-starvation"];
     const first = await runSchedule(spec, { trace: true });

@@ -78,7 +78,8 @@ async function scanLeftovers(cluster: DevCluster, prefix: string): Promise<Lefto
     redis.on("error", () => {});
     try {
       const keys = await redis.keys(`${prefix}*`);
-      for (const key of keys.filter((k) => !k.endsWith(":fence"))) {
+      // Tombstones of failed rounds (`:void:<token>`) are no lock keys: they expire on their own.
+      for (const key of keys.filter((k) => !k.endsWith(":fence") && !k.includes(":void:"))) {
         found.push({
           node: control.index,
           key: key.slice(prefix.length),

@@ -10,6 +10,8 @@
  *    other instance's run of later callers overtakes a waiter by more than the documented bound
  *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound, and
  *    a polling waiter none against callers that found their instance idle);
+ * 6. no key is blocked by nobody: held on a majority by failed rounds' tokens placed after their
+ *    own cleanup ran there (docs/SAFETY.md L3; the bound is zero once the cleanup reached the node);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
  * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
  * job after a recorded run, and for Idempotency-Key requests a second run after a kept response
@@ -26,6 +28,7 @@
 import { HANDOVER_RUN_MAX } from "../../../src/lock/queue";
 import { checkHistory, intervalEnd, type Violation } from "../../safety/harness/checker";
 import type { GrantRecord, History, ResourceState, Wipe } from "../../safety/harness/history";
+import type { KeyState, TokenEnd } from "../runtime/cluster";
 import type { Observations, WaitRecord } from "../workload/actor";
 import { type Leftover, oneShotCounters } from "./counters";
 
@@ -56,6 +59,15 @@ export interface CheckInput {
   readonly livenessSlack: number;
   /** Bound on how far two instances' epoch clocks may be apart (places are epoch ms). */
   readonly skew: (at: number) => number;
+  /** What the nodes' lock keys held over time (see {@link blockedByNobody}). */
+  readonly nodeHistory?: NodeHistory | undefined;
+}
+
+/** The lock keys' values on every node over time, and where each token's release or discard ran. */
+export interface NodeHistory {
+  readonly states: readonly KeyState[];
+  readonly ends: readonly TokenEnd[];
+  readonly quorum: number;
 }
 
 const describe = (v: Violation): string => `${v.kind} on ${v.key}: ${JSON.stringify(v)}`;
@@ -97,8 +109,93 @@ export function checkSchedule(input: CheckInput): Verdict {
   for (const finding of idempotentRuns(observed)) {
     (wipes.length > 0 ? hazards : bugs).push(finding);
   }
+  if (input.nodeHistory !== undefined) {
+    for (const finding of blockedByNobody(input.nodeHistory)) {
+      (wipes.length > 0 ? hazards : bugs).push(finding);
+    }
+  }
   if (input.faultFree) bugs.push(...liveness(input), ...fairness(input));
   return { bugs, hazards, grants: observed.grants.length };
+}
+
+const TOKEN = /^[0-9a-f]{32}$/;
+
+/**
+ * No key is blocked by nobody beyond the documented bound (docs/SAFETY.md L3): a failed round's
+ * token holds a node at most until the round's cleanup runs there. A token placed on a node
+ * *after* its cleanup ran there (a late or re-sent request of the failed round), while the
+ * cleanup's tombstone lasted, is held by nobody and nothing of ours would remove it before its
+ * TTL; a majority of nodes holding such tokens for any length of time is a finding. (Documented
+ * exceptions, not checked: a cleanup that never reached a node, and a request that runs more than
+ * the tombstone's life — the round's TTL — after the cleanup.)
+ */
+function blockedByNobody(history: NodeHistory): Finding[] {
+  const ended = new Map<string, TokenEnd[]>();
+  for (const end of history.ends) {
+    const id = `${end.node} ${end.token}`;
+    const ends = ended.get(id);
+    if (ends === undefined) ended.set(id, [end]);
+    else ends.push(end);
+  }
+  // Placed after a cleanup ran there, while that cleanup's tombstone lasted.
+  const afterCleanup = (node: number, token: string, placed: number) =>
+    (ended.get(`${node} ${token}`) ?? []).some((e) => e.at <= placed && placed < e.until);
+  // Per key: the intervals in which a node held a token placed after that token's end there.
+  const orphans = new Map<string, Array<{ node: number; from: number; to: number }>>();
+  const byNode = new Map<string, KeyState[]>();
+  for (const state of history.states) {
+    const id = `${state.node} ${state.key}`;
+    const states = byNode.get(id);
+    if (states === undefined) byNode.set(id, [state]);
+    else states.push(state);
+  }
+  for (const states of byNode.values()) {
+    states.forEach((state, i) => {
+      const { value, node, key } = state;
+      if (value === null || !TOKEN.test(value)) return;
+      const previous = states[i - 1];
+      // The same token with a new expiry (extended, or a re-sent request): placed earlier.
+      const placed =
+        previous !== undefined && previous.value === value && previous.expiresAt > state.at
+          ? undefined
+          : state.at;
+      if (placed === undefined || !afterCleanup(node, value, placed)) return;
+      const next = states[i + 1];
+      const to = Math.min(next?.at ?? Number.POSITIVE_INFINITY, state.expiresAt);
+      if (to <= placed) return;
+      const list = orphans.get(key) ?? [];
+      list.push({ node, from: placed, to });
+      orphans.set(key, list);
+    });
+  }
+  const found: Finding[] = [];
+  for (const [key, intervals] of orphans) {
+    const marks = intervals
+      .flatMap((o) => [
+        { at: o.from, step: 1 },
+        { at: o.to, step: -1 },
+      ])
+      .sort((a, b) => a.at - b.at || a.step - b.step);
+    let count = 0;
+    let since: number | undefined;
+    let longest = { from: 0, ms: 0 };
+    for (const mark of marks) {
+      count += mark.step;
+      if (count >= history.quorum && since === undefined) since = mark.at;
+      if (count < history.quorum && since !== undefined) {
+        if (mark.at - since > longest.ms) longest = { from: since, ms: mark.at - since };
+        since = undefined;
+      }
+    }
+    if (longest.ms > 0) {
+      const nodes = [...new Set(intervals.map((o) => o.node))].join(", ");
+      found.push({
+        property: "blocked-by-nobody",
+        detail: `${key} held on a majority by failed rounds' tokens placed after their cleanup ran there (nodes ${nodes}), for ${Math.round(longest.ms)} ms from ${Math.round(longest.from)}`,
+      });
+    }
+  }
+  return found;
 }
 
 /** A job that ran again after a run that ended with its done marker recorded. */

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import {
   ACQUIRE,
   COMPLETE,
+  DISCARD,
   EXTEND,
   FENCE_RAISE,
   FORCE_RELEASE,
@@ -46,6 +47,11 @@ const serve = ["$now", "250"];
 const TWO = ["k", "f", "w", "k2", "f2", "w2"];
 const hold2 = (value: string, ms = "9000") => ["SET", "k2", value, "PX", ms];
 const room2 = (...members: [string, string][]) => members.map(([s, m]) => ["ZADD", "w2", s, m]);
+
+/** One lock (or two) plus the tombstone key of the round's token (see `TRIPLES` in lua.ts). */
+const VOID = ["k", "f", "w", "v"];
+const VOID2 = [...TWO, "v"];
+const tomb = ["SET", "v", "1", "PX", "9000"];
 
 const CASES: readonly Case[] = [
   { name: "acquire free", script: ACQUIRE, args: [T, "5000", "0"] },
@@ -441,6 +447,59 @@ const CASES: readonly Case[] = [
     script: LEAVE,
     args: [W],
     keys: TWO,
+  },
+  { name: "acquire free, no tombstone", script: ACQUIRE, args: [T, "5000", "1"], keys: VOID },
+  {
+    name: "acquire free, tombstoned",
+    setup: [tomb],
+    script: ACQUIRE,
+    args: [T, "5000", "1", W, "100", "4000"],
+    keys: VOID,
+  },
+  {
+    name: "two keys: acquire tombstoned",
+    setup: [tomb],
+    script: ACQUIRE,
+    args: [T, "5000", "1"],
+    keys: VOID2,
+  },
+  {
+    name: "resume tombstoned",
+    setup: [hold(T), tomb],
+    script: RESUME,
+    args: [T, "y", "5000", "1"],
+    keys: VOID,
+  },
+  {
+    name: "resume, no tombstone",
+    setup: [hold(T)],
+    script: RESUME,
+    args: [T, "y", "5000", "1"],
+    keys: VOID,
+  },
+  {
+    name: "handover tombstoned",
+    setup: [hold("h"), tomb],
+    script: HANDOVER,
+    args: ["h", T, "5000", "0", "", ...serve, ""],
+    keys: VOID,
+  },
+  { name: "discard ours", setup: [hold(T)], script: DISCARD, args: [T, "5000"], keys: VOID },
+  { name: "discard absent", script: DISCARD, args: [T, "5000"], keys: VOID },
+  { name: "discard other", setup: [hold("x")], script: DISCARD, args: [T, "5000"], keys: VOID },
+  {
+    name: "discard, undo a resume",
+    setup: [hold(T, "3000")],
+    script: DISCARD,
+    args: [T, "5000", "t0"],
+    keys: VOID,
+  },
+  {
+    name: "two keys: discard, undo a resume",
+    setup: [hold(T, "3000"), hold2(T, "3000")],
+    script: DISCARD,
+    args: [T, "5000", "t0"],
+    keys: VOID2,
   },
 ];
 

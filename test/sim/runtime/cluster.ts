@@ -18,6 +18,39 @@ import type { Weather } from "./fates";
 import type { Random } from "./random";
 import type { Scheduler } from "./scheduler";
 
+/**
+ * A lock key's value on a node after a script changed it (value, or expiry): it holds `value`
+ * from `at` until the next state of that key on that node, or `expiresAt`.
+ */
+export interface KeyState {
+  readonly node: number;
+  readonly key: string;
+  readonly at: number;
+  readonly value: string | null;
+  /** Virtual time of its expiry (`Infinity`: none). */
+  readonly expiresAt: number;
+}
+
+/**
+ * The cleanup of a failed round's `token` that ran on `node` at `at`: a DISCARD, whose tombstone
+ * keeps a late request of the round from placing the token until `until` (docs/SAFETY.md L3), or
+ * a RELEASE sent without room service (how a cleanup was sent before DISCARD: `until` infinite).
+ */
+export interface TokenEnd {
+  readonly node: number;
+  readonly at: number;
+  readonly token: string;
+  readonly until: number;
+}
+
+/** Requests sent to `node` during [from, to) (ms after the schedule's start) arrive `by` ms late. */
+export interface LateWindow {
+  readonly node: number;
+  readonly from: number;
+  readonly to: number;
+  readonly by: number;
+}
+
 /** Up, paused (requests queue until resumed) or down (requests are refused). */
 export type NodeState = "up" | "paused" | "down";
 
@@ -66,6 +99,15 @@ const NAME_OF = new Map(SCRIPTS.map((s) => [s.sha1, s.name]));
 export class SimCluster {
   readonly hosts: Host[];
   readonly wipes: Wipe[] = [];
+  /** Every change of a lock key on every node, in order (for the blocked-by-nobody property). */
+  readonly keyStates: KeyState[] = [];
+  /** Every cleanup of a failed round that ran (see {@link TokenEnd}). */
+  readonly tokenEnds: TokenEnd[] = [];
+  /** Constructed delays (named regressions): see {@link LateWindow}. */
+  late: readonly LateWindow[] = [];
+  /** Virtual time the schedule started (windows count from it). */
+  readonly origin: number;
+  readonly #last = new Map<string, KeyState>();
 
   constructor(
     readonly scheduler: Scheduler,
@@ -78,6 +120,7 @@ export class SimCluster {
     /** Called with one line per request, reply, publish and node fault (for replay traces). */
     readonly trace?: ((line: string) => void) | undefined,
   ) {
+    this.origin = scheduler.now;
     this.hosts = Array.from({ length: count }, (_, i) => {
       const host: Host = {
         node: new SimNode({ now: () => scheduler.now }),
@@ -111,8 +154,51 @@ export class SimCluster {
   evalsha(index: number, sha: string, keys: string[], args: string[]): ScriptResult {
     const { node } = this.host(index);
     const mutant = this.overrides.get(sha);
-    if (mutant === undefined || !node.knows(sha)) return node.evalsha(sha, keys, args);
-    return node.eval(mutant, keys, args, sha);
+    const result =
+      mutant === undefined || !node.knows(sha)
+        ? node.evalsha(sha, keys, args)
+        : node.eval(mutant, keys, args, sha);
+    // NOSCRIPT (after a restart) ran nothing.
+    if (result.ok) this.#observe(index, sha, keys, args);
+    return result;
+  }
+
+  /** The delay of a request sent now to node `index` by a {@link LateWindow}, if one covers it. */
+  lateBy(index: number): number | undefined {
+    const since = this.scheduler.now - this.origin;
+    const window = this.late.find((w) => w.node === index && since >= w.from && since < w.to);
+    return window?.by;
+  }
+
+  /** Record what a script left on the lock keys it was given (and a cleanup's token). */
+  #observe(index: number, sha: string, keys: readonly string[], args: readonly string[]): void {
+    const { node } = this.host(index);
+    const now = this.scheduler.now;
+    // Key triples, then (ACQUIRE, HANDOVER, RESUME, DISCARD) a tombstone key that is no lock key.
+    const triples =
+      keys.length > 3 && keys.length % 3 === 1 ? (keys.length - 1) / 3 : Math.ceil(keys.length / 3);
+    for (let i = 0; i < triples; i++) {
+      const key = keys[3 * i] as string;
+      const value = node.type(key) === "string" ? node.get(key) : null;
+      const pttl = value === null ? -2 : node.pttl(key);
+      const expiresAt = pttl === -1 ? Number.POSITIVE_INFINITY : now + Math.max(0, pttl);
+      const id = `${index}\n${key}`;
+      const last = this.#last.get(id);
+      const live = last !== undefined && last.value !== null && last.expiresAt > now;
+      const same = live ? last.value === value && last.expiresAt === expiresAt : value === null;
+      if (same) continue;
+      const state = { node: index, key, at: now, value, expiresAt };
+      this.#last.set(id, state);
+      this.keyStates.push(state);
+    }
+    const name = NAME_OF.get(sha);
+    const token = args[0];
+    if (token === undefined) return;
+    if (name === "discard") {
+      this.tokenEnds.push({ node: index, at: now, token, until: now + Number(args[1]) });
+    } else if (name === "release" && args.length === 1) {
+      this.tokenEnds.push({ node: index, at: now, token, until: Number.POSITIVE_INFINITY });
+    }
   }
 
   /** EVAL on node `index`, or the mutant of that script (cached under the real SHA-1). */
@@ -120,9 +206,10 @@ export class SimCluster {
     const { node } = this.host(index);
     const sha = SHA_OF.get(source);
     const mutant = sha === undefined ? undefined : this.overrides.get(sha);
-    return mutant === undefined
-      ? node.eval(source, keys, args)
-      : node.eval(mutant, keys, args, sha);
+    const result =
+      mutant === undefined ? node.eval(source, keys, args) : node.eval(mutant, keys, args, sha);
+    if (sha !== undefined && result.ok) this.#observe(index, sha, keys, args);
+    return result;
   }
 
   /** The library's name for a script (`acquire`, ...), by SHA-1 or source, for traces. */

@@ -91,7 +91,10 @@ export class SimRedis implements RedisLike {
     const label = this.#label;
     // Drawn now, in the order of the link's requests: the draws of a link never depend on what
     // other links or the nodes do.
-    const fate = drawFate(this.random, cluster.weather);
+    const drawn = drawFate(this.random, cluster.weather);
+    // A constructed delay (named regressions) replaces the drawn one; the draws stay the same.
+    const lateBy = cluster.lateBy(this.options.node);
+    const fate = lateBy === undefined ? drawn : { ...drawn, toNode: lateBy };
     trace?.(`${label} ${what} ${keys[0] ?? ""} fate=${fate.outcome}/${fate.toNode}/${fate.back}`);
     return new Promise((resolve, reject) => {
       // A dead client's code must never run again (its realm may serve another client now).

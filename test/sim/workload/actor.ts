@@ -219,6 +219,27 @@ async function runOp(ctx: ActorContext, op: OpSpec): Promise<void> {
 }
 
 /**
+ * A delivery's resume; with `redeliver`, a `QuorumError` (the consumer failed, the ticket is
+ * intact) makes the queue deliver the message again after `redeliver` ms, up to 3 times.
+ */
+async function resumeDelivered(
+  ctx: ActorContext,
+  peer: Peer,
+  json: string,
+  redeliver: number | undefined,
+): Promise<Lock> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await peer.locks.resume(JSON.parse(json));
+    } catch (error) {
+      const name = (error as Error | undefined)?.name;
+      if (redeliver === undefined || name !== "QuorumError" || attempt >= 3) throw error;
+      await ctx.clock.sleep(redeliver);
+    }
+  }
+}
+
+/**
  * Acquire, work, `ticket()`, then deliver the ticket's JSON to `deliveries` instances, each of
  * which resumes it and works in a section of its own. The sender's interval ends when it hands
  * on (it stops working before, as the README asks); a resumer's starts at its grant.
@@ -255,7 +276,7 @@ async function handoffOp(ctx: ActorContext, op: OpSpec & { kind: "handoff" }): P
     const peer = ctx.peers[(op.to + d) % ctx.peers.length] as Peer;
     await clock.sleep(op.delay);
     const receiver = { ...ctx, ...peer, solo: false };
-    const resumed = await peer.locks.resume(JSON.parse(json));
+    const resumed = await resumeDelivered(ctx, peer, json, op.redeliver);
     const held = grantRecord(receiver, key, undefined, resumed);
     await section(receiver, held, resumed, op.hold, undefined);
     held.releaseStart = clock.now();

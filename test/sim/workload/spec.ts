@@ -8,6 +8,7 @@
  */
 
 import fc from "fast-check";
+import type { LateWindow } from "../runtime/cluster";
 import {
   type OnceTicketSpec,
   onceTicketArbitrary,
@@ -87,6 +88,11 @@ export type OpSpec =
       readonly deliveries: 1 | 2;
       readonly to: number;
       readonly delay: number;
+      /**
+       * A delivery whose resume fails with `QuorumError` is delivered again after this many ms
+       * (a queue's redelivery of a message whose consumer failed), up to 3 times.
+       */
+      readonly redeliver?: number | undefined;
     }
   | OnceTicketSpec
   | ScheduledSpec
@@ -121,6 +127,11 @@ export interface ScheduleSpec {
    */
   readonly counters?: readonly number[] | undefined;
   readonly instances: readonly InstanceSpec[];
+  /**
+   * Constructed delays (named regressions): requests sent to a node within a window arrive late
+   * by a fixed amount, instead of their drawn delay (see `LateWindow` in `runtime/cluster.ts`).
+   */
+  readonly late?: readonly LateWindow[] | undefined;
 }
 
 const lease = fc.integer({ min: 150, max: 1_500 });
@@ -212,6 +223,7 @@ const op = (keys: number): fc.Arbitrary<OpSpec> =>
         deliveries: fc.constantFrom(1 as const, 1 as const, 2 as const),
         to: fc.integer({ min: 0, max: 2 }),
         delay: fc.integer({ min: 0, max: 1_200 }),
+        redeliver: fc.option(fc.integer({ min: 0, max: 800 }), { nil: undefined }),
       }),
     },
     { weight: 1, arbitrary: onceTicketArbitrary() },
