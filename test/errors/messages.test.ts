@@ -59,6 +59,29 @@ describe("a busy error after waiting", () => {
   });
 });
 
+describe("busy errors of callers waiting in line", () => {
+  it("every caller of one instance reports the whole cluster, also those that never asked", async () => {
+    const prefix = uniquePrefix("busy-line");
+    const holder = await setup(prefix).acquire("k", { lease: 20_000 });
+    await eventually(async () =>
+      (await readBack(dev, N, `${prefix}k`)).every((v) => v === holder.token),
+    );
+    const events: LockEvent[] = [];
+    const shared = setup(prefix, { onEvent: (e) => events.push(e) });
+    // The first caller asks the nodes (a round, then probes); callers that come once it was
+    // refused wait in line behind it without asking, and give up first, with what it saw last.
+    const first = shared.acquire("k", { wait: 2_500 }).catch((e) => e);
+    await eventually(async () => events.some((e) => e.type === "acquire"));
+    const behind = [1_000, 1_500].map((wait) => shared.acquire("k", { wait }).catch((e) => e));
+    const errors = (await Promise.all([first, ...behind])) as Error[];
+    for (const error of errors) {
+      expect(error.name).toBe("LockBusyError");
+      expect(error.message).toMatch(/^lock "k" is busy: held on [23] of 3 nodes /);
+    }
+    await holder.release();
+  });
+});
+
 describe("a QuorumError after waiting", () => {
   it("says how many attempts it made and for how long (using, every node paused)", async () => {
     const events: LockEvent[] = [];
