@@ -37,7 +37,11 @@ const ROOT = resolve(".");
 const MODULES = join(ROOT, "node_modules");
 
 /** The Quick start section of README.md: its shell lines and its TypeScript sample. */
-function quickStart(): { shell: string[]; sample: { code: string; prelude: string } } {
+function quickStart(): {
+  prerequisites: string;
+  shell: string[];
+  sample: { code: string; prelude: string };
+} {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const start = readme.indexOf("\n## Quick start\n");
   if (start === -1) throw new Error("README.md has no '## Quick start' section");
@@ -48,7 +52,7 @@ function quickStart(): { shell: string[]; sample: { code: string; prelude: strin
   const shell = (sh[1] ?? "").split("\n").filter((line) => line.trim() !== "");
   const [sample] = extractSamples("README.md", section);
   if (sample === undefined) throw new Error("the Quick start has no ```ts sample");
-  return { shell, sample };
+  return { prerequisites: section.slice(0, sh.index), shell, sample };
 }
 
 /** A shell line without its trailing `# comment`. */
@@ -240,7 +244,13 @@ async function sh(line: string, cwd: string): Promise<void> {
 
 describe("the README's Quick start, from the packed tarball in an empty folder", () => {
   it("installs, starts the dev cluster, runs the sample under the lock, and stops leaving nothing", async () => {
-    const { shell, sample } = quickStart();
+    const { prerequisites, shell, sample } = quickStart();
+    // What the commands need is said before them: the Node version of `engines`, redis-server.
+    const { engines } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      engines: { node: string };
+    };
+    expect(prerequisites).toContain(`Node.js ${engines.node.replace(">=", "≥ ")}`);
+    expect(prerequisites).toContain("`redis-server`");
     expect(shell).toHaveLength(3);
     const [install = "", devLine = "", exportLine = ""] = shell.map(withoutComment);
     expect(install).toMatch(/^npm install edgelock /);
