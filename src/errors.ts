@@ -91,19 +91,38 @@ export class LockBusyError extends LockError {
   /** Milliseconds until the current holder's grant runs out (upper bound; it may release earlier). */
   readonly retryAfter: number;
 
-  constructor(key: string, retryAfter: number, options: LockErrorOptions = {}) {
-    super(busyMessage(key, retryAfter, options.outcomes ?? []), options);
+  constructor(key: string, retryAfter: number, options: LockBusyErrorOptions = {}) {
+    super(busyMessage(key, retryAfter, options.outcomes ?? [], options.lastRound), options);
     this.key = key;
     this.retryAfter = retryAfter;
   }
 }
 
+/** Options of {@link LockBusyError}. */
+export interface LockBusyErrorOptions extends LockErrorOptions {
+  /**
+   * When `outcomes` are a probe's (one node asked while waiting): the outcomes of the last round
+   * on every node, which the message reports as the state of the cluster. Default: none.
+   */
+  readonly lastRound?: readonly NodeOutcome[];
+}
+
 /**
  * `lock "k" is busy: held on 2 of 3 nodes, free in at most 4200 ms (node 0 (…): held by another
  * caller for 4200 ms more; …)`; a finished `once()` job says so; without outcomes (the caller
- * waited behind a grant of its own `Locks`) only the time is known.
+ * waited behind a grant of its own `Locks`) only the time is known. After a probe, the counts are
+ * the last full round's, and the probe is named as such: one node says nothing of a majority.
  */
-function busyMessage(key: string, retryAfter: number, outcomes: readonly NodeOutcome[]): string {
+function busyMessage(
+  key: string,
+  retryAfter: number,
+  outcomes: readonly NodeOutcome[],
+  lastRound: readonly NodeOutcome[] = [],
+): string {
+  if (lastRound.length > 0 && outcomes.every((o) => o.status === "held")) {
+    const held = lastRound.filter((o) => o.status === "held").length;
+    return `lock "${key}" is busy: held on ${held} of ${lastRound.length} nodes in the last full round, free in at most ${retryAfter} ms (last probe: ${describeNodes(outcomes)}; last full round: ${describeNodes(lastRound)})`;
+  }
   const asked = outcomes.length;
   const done = outcomes.filter((o) => o.status === "done").length;
   const held = outcomes.filter((o) => o.status === "held").length;
@@ -245,7 +264,7 @@ export type TransportErrorKind = "timeout" | "network" | "server" | "reply" | "a
  * reset, DNS), `"server"` (the node answered with an error), `"reply"` (unparsable or wrong-shaped
  * reply), `"auth"` (the node rejected the token, HTTP 401/403: a configuration fault that no retry
  * fixes). The message says what happened in words: `node 1 (eu1-x.upstash.io): no answer within
- * 500 ms`, `… unreachable (fetch failed: ECONNREFUSED)`, `… rejected the token (HTTP 401
+ * 500 ms`, `… unreachable (fetch failed: ECONNREFUSED)` (`fetch failed: bad port`: fetch's cause), `… rejected the token (HTTP 401
  * Unauthorized): check this node's token`, `… error reply: ERR …`, `… unexpected reply (…)`. Names the node by `node` index and `host`, never by token or full URL. Found in
  * `NodeOutcome.error`.
  *

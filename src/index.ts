@@ -27,6 +27,7 @@ export {
   isQuorumError,
   isTransportError,
   LockBusyError,
+  type LockBusyErrorOptions,
   type LockEnd,
   LockEndedError,
   LockError,

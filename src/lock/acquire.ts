@@ -1,4 +1,4 @@
-import type { LockError, NodeOutcome } from "../errors";
+import { isLockBusyError, LockBusyError, type LockError, type NodeOutcome } from "../errors";
 import type { ResolvedCall } from "../options";
 import type { Round } from "../quorum/fanout";
 import { drift } from "../quorum/validity";
@@ -18,6 +18,7 @@ import { Pacing } from "./pacing";
 import type { LocalHold, LocalLine, NextRound, Ticket } from "./queue";
 import { RoomSeat } from "./room";
 import { newToken } from "./timing";
+import { afterAttempts } from "./tried";
 import { type Handed, waitTurn } from "./turn";
 
 /** A successful acquisition, before it is wrapped in a `Lock`. */
@@ -129,6 +130,12 @@ export async function acquireLoop(
   const pacing = new Pacing(core, keys);
   let lastError: LockError | undefined;
   let lastWhy: string | undefined;
+  // The last look on every node: what a busy probe's error reports as the cluster's state.
+  let lastRound: { outcomes: readonly NodeOutcome[]; why: string | undefined } | undefined;
+  let looks = 0;
+  // The failure to throw: after more than one look, it says how long and how often it tried.
+  const giveUp = (error: LockError): LockError =>
+    looks > 1 ? afterAttempts(error, looks, performance.now() - began) : error;
   let line: LocalLine | undefined;
   let ticket: Ticket | undefined;
   // The round this caller runs next, sized now (a handover sizes it when the release runs).
@@ -154,7 +161,8 @@ export async function acquireLoop(
           const waited = await waitTurn(line, ticket, lineUntil, signal, sizeNext);
           if (typeof waited === "boolean") {
             if (signal?.aborted) throw signal.reason;
-            if (!waited) throw lastError ?? unheardFailure(core, key, line);
+            if (!waited)
+              throw lastError === undefined ? unheardFailure(core, key, line) : giveUp(lastError);
           } else {
             handed = waited;
           }
@@ -168,7 +176,7 @@ export async function acquireLoop(
           budget === undefined ? undefined : budgetShortfall(core, budget, ttl, roundCost + n);
         if (shortfall !== undefined) {
           if (lastError === undefined) throw shortfall;
-          throw failureOf(core, key, lastError.outcomes, lastWhy, shortfall);
+          throw giveUp(failureOf(core, key, lastError.outcomes, lastWhy, shortfall));
         }
         next = { token: newToken(), ttl, timeoutMs: core.timeoutFor(ttl) };
       }
@@ -176,6 +184,7 @@ export async function acquireLoop(
       const round = await (handed?.round ??
         look(core, keys, token, ttl, timeoutMs, budget, pacing.probeAt, seat.args));
       const verdict = await judge(core, keys, round, token, ttl, timeoutMs, budget);
+      looks++;
       const { outcomes, why, durationMs, busy } = verdict;
       if (signal?.aborted) {
         // The caller gave up while this round ran: undo whatever it granted.
@@ -195,22 +204,35 @@ export async function acquireLoop(
       await cleanup(core, round, keys, token, timeoutMs, budget, { ttl });
       if (signal?.aborted) throw signal.reason;
       const failedProbe = verdict.probed && !busy;
+      if (!verdict.probed) lastRound = { outcomes, why };
       if (!failedProbe || lastError === undefined) {
         lastError = failureOf(core, key, outcomes, why);
         lastWhy = why;
+        if (verdict.probed && lastRound !== undefined && isLockBusyError(lastError)) {
+          // One node's answer says nothing of a majority: report the cluster as last seen whole.
+          const { retryAfter } = lastError;
+          lastError = new LockBusyError(key, retryAfter, {
+            outcomes,
+            lastRound: lastRound.outcomes,
+          });
+        }
       }
       const now = performance.now();
       // A wrong token on enough nodes is a configuration fault: no retry can fix it.
       const hopeless =
         markerOutlasts(outcomes, waitUntil - now) || tokensRuleOutMajority(core, outcomes);
-      if (now >= waitUntil || hopeless) throw lastError;
+      if (now >= waitUntil || hopeless) throw giveUp(lastError);
       const refusal = { outcomes, error: lastError, failedProbe, busy };
       const delay = pacing.plan(refusal, waitUntil, budget, roundCost + n);
       // From the first failed look on, wait in line with the other callers of this instance.
       line ??= core.lines.of(core.lineOf(keys));
       ticket ??= line.join(patience, seat.entry?.place);
       line.seen(ticket);
-      line.last = { outcomes: lastError.outcomes, why: lastWhy };
+      // Callers waiting in line behind this one report the cluster, not a probe's one node.
+      line.last =
+        verdict.probed && lastRound !== undefined
+          ? lastRound
+          : { outcomes: lastError.outcomes, why: lastWhy };
       await pacing.pause(line, ticket, delay, signal, seat.entry?.member);
       if (signal?.aborted) throw signal.reason;
     }

@@ -71,6 +71,25 @@ describe("classify", () => {
     expect(reply("ERR unknown command").kind).toBe("server");
   });
 
+  it("a network error without a code keeps its cause's message, masked like any message", () => {
+    const badPort = new TypeError("fetch failed", { cause: new Error("bad port") });
+    expect(classify(0, "h:1", badPort, undefined).message).toBe(
+      "node 0 (h:1): unreachable (fetch failed: bad port)",
+    );
+    const secret = "AX1bQ2cR3dS4eT5fU6gV7hW8iX9jY0kZ";
+    const echoed = new TypeError("fetch failed", {
+      cause: new Error(`getaddrinfo ENOTFOUND h?_token=${secret}`),
+    });
+    const message = classify(0, "h", echoed, undefined).message;
+    expect(message).toBe(
+      "node 0 (h): unreachable (fetch failed: getaddrinfo ENOTFOUND h?_token=***)",
+    );
+    // No cause at all: the error's own name and message, as before.
+    expect(classify(0, "h", new TypeError("fetch failed"), undefined).message).toBe(
+      "node 0 (h): unreachable (TypeError: fetch failed)",
+    );
+  });
+
   it("normalizeUrl", () => {
     expect(normalizeUrl("HTTPS://Eu1.Upstash.io/")).toBe("https://eu1.upstash.io");
     expect(normalizeUrl("http://127.0.0.1:8080/base//?x=1#f")).toBe("http://127.0.0.1:8080/base");

@@ -36,6 +36,14 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
+/** The message of `cause` (undici's "bad port", …), sanitized; `undefined` when there is none. */
+function causeMessageOf(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  if (typeof cause !== "object" || cause === null) return undefined;
+  const text = sanitize(messageOf(cause)).trim();
+  return text === "" ? undefined : text;
+}
+
 /**
  * The REST servers' answers to a wrong, missing or under-privileged token (HTTP 401/403):
  * Upstash's `WRONGPASS invalid or missing auth token` and `NOPERM …`, `Unauthorized` (this
@@ -100,7 +108,9 @@ export function classify(
     // A timeout imposed by a user-supplied client's own signal.
     return new TransportError(index, host, "timeout", message, { cause: error });
   }
+  // fetch says only "fetch failed"; why (ECONNREFUSED, "bad port", a DNS failure) is its cause.
   const code = codeOf(error);
-  const detail = code === undefined ? `${name}: ${message}` : `${message}: ${code}`;
+  const why = code ?? causeMessageOf(error);
+  const detail = why === undefined ? `${name}: ${message}` : `${message}: ${why}`;
   return new TransportError(index, host, "network", `unreachable (${detail})`, { cause: error });
 }
