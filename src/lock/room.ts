@@ -18,8 +18,8 @@ const mayRegister = (o: NodeOutcome): boolean =>
  *
  * A caller for several keys takes no seat in the rooms (docs/SAFETY.md §4b): a release of one of
  * its keys would keep that key for it while another of its keys is still held, idle for the
- * whole reservation, again at every release — a convoy that cut other callers of the key to a
- * fiftieth (found by an outside review). It still has a place: its instance's line orders by it,
+ * whole reservation, again at every release — a convoy that can cut other callers of the key to
+ * a fiftieth of their throughput. It still has a place: its instance's line orders by it,
  * and a release or hand-over to it serves the rooms' earlier waiters first (`served`).
  *
  * The seat only orders waiters: a reservation it earns is taken by an ordinary acquire round.
