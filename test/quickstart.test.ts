@@ -52,7 +52,8 @@ function quickStart(): {
   const shell = (sh[1] ?? "").split("\n").filter((line) => line.trim() !== "");
   const [sample] = extractSamples("README.md", section);
   if (sample === undefined) throw new Error("the Quick start has no ```ts sample");
-  return { prerequisites: section.slice(0, sh.index), shell, sample };
+  // Everything the README says before the commands: its Prerequisites section and the Quick start's words.
+  return { prerequisites: readme.slice(0, start + sh.index), shell, sample };
 }
 
 /** A shell line without its trailing `# comment`. */
