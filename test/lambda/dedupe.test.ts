@@ -60,6 +60,9 @@ function setup(
   const locks = createLocks({
     nodes: dev.cluster.nodes,
     prefix,
+    // Simultaneous deliveries on a loaded machine can take longer than the default 250 ms to be
+    // answered (a QuorumError, not what these tests are about).
+    requestTimeout: 1_500,
     onEvent: (event) => events.push(event),
   });
   const runs: unknown[] = [];
