@@ -22,6 +22,7 @@ function setup(name: string) {
     nodes: dev.cluster.nodes,
     prefix,
     lease: 5_000,
+    requestTimeout: 1_500, // a loaded machine may answer later than the default 250 ms
     onEvent: (event) => events.push(event),
   });
   return { locks, events, full: `${prefix}k` };

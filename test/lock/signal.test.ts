@@ -21,7 +21,15 @@ const dev = useDevCluster({ nodes: 3 });
 function setup(name: string) {
   resetCluster(dev.cluster);
   const prefix = uniquePrefix(name);
-  return { prefix, locks: createLocks({ nodes: dev.cluster.nodes, prefix, lease: 5_000 }) };
+  // A generous request timeout: on a loaded machine an answer can take longer than the default
+  // 250 ms (a QuorumError), which no test here is about.
+  const locks = createLocks({
+    nodes: dev.cluster.nodes,
+    prefix,
+    lease: 5_000,
+    requestTimeout: 1_500,
+  });
+  return { prefix, locks };
 }
 
 /** The signal's reason as `{ name, how }` (how: the LockEndedError's, else undefined). */
