@@ -1,6 +1,6 @@
 import type { Budget } from "../budget/budget";
 import { ConfigurationError, isLockBusyError, type LockBusyError } from "../errors";
-import { complete, isCompletable, owesCompletion } from "../lock/handle";
+import { complete, isCompletable, owesCompletion, releaseSettled } from "../lock/handle";
 import { random, sleep } from "../lock/timing";
 import type { AcquireOptions, Lock, Locks } from "../lock/types";
 import { checkFunction, checkKnown, isLocks, optionalMs } from "../validate";
@@ -48,7 +48,7 @@ async function acquireOrBusy(
  *   It never throws once `fn` has succeeded: `recorded` is false when fewer than a majority of
  *   nodes took the marker (a duplicate may then run the job again).
  * - `fn` throws: the lock is released (no marker, so a retry runs the job) and the same error is
- *   rethrown.
+ *   rethrown once every node answered the release or timed out.
  * - the key is busy: `{ status: "skipped", reason: "done" }` when any node holds the done marker,
  *   else `reason: "running"` (another run holds it); `fn` is not called. If a round was split
  *   between runs that started at the same instant (we held some nodes, nobody a majority), it is
@@ -125,8 +125,11 @@ export async function once<T>(
   try {
     value = await fn(lock);
   } catch (error) {
-    // No marker: a retry of this trigger must be able to run the job. release() never throws.
-    await lock.release().catch(() => undefined);
+    // No marker: a retry of this trigger must be able to run the job. Every node's answer is
+    // awaited (not only a majority's): the wrappers return right after, and a frozen Lambda
+    // environment or an ended scheduled event would drop a release still in flight, leaving
+    // that node's key until its TTL. Never throws.
+    await releaseSettled(lock).catch(() => undefined);
     throw error;
   }
   // The job succeeded: whatever the nodes do now, report it (never throw after a run).

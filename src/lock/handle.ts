@@ -19,6 +19,15 @@ import { handoverRound } from "./handover";
 import { random, sleep, unref } from "./timing";
 import type { ExtendResult, Lock, LockTicket, ReleaseResult } from "./types";
 
+/**
+ * The key of the handle's `await using` disposer. Node ≥ 20.5, workerd, Bun and Deno define
+ * `Symbol.asyncDispose`; where it is missing, the registered symbol esbuild's and TypeScript's
+ * usual polyfills use, without patching the global (a library must not).
+ */
+const asyncDispose: typeof Symbol.asyncDispose =
+  // biome-ignore lint/suspicious/noExplicitAny: the symbol may be missing at runtime
+  (Symbol as any).asyncDispose ?? Symbol.for("Symbol.asyncDispose");
+
 /** `handed`: turned into a ticket (`ticket()`); another invocation holds the lock from there. */
 type State = "held" | "lost" | "released" | "handed";
 
@@ -359,6 +368,15 @@ export class LockHandle implements Lock {
     // marked released (#releaseOnce does it before its first await).
     this.#end("released");
     return this.#releasing;
+  }
+
+  /**
+   * `await using`: {@link release}, whose result nobody reads here. Never rejects (a scope's own
+   * error must not be masked); after a release, a hand-off or a completion it sends nothing
+   * (`release()` is idempotent and reports those).
+   */
+  async [asyncDispose](): Promise<void> {
+    await this.release().catch(() => undefined);
   }
 
   /** See {@link complete}. */

@@ -3,6 +3,17 @@ import type { NodeOutcome } from "../errors";
 import type { NodeInput } from "../node/types";
 import type { LockKey } from "./keyset";
 
+declare global {
+  /**
+   * `Symbol.asyncDispose` (ES2026 explicit resource management), declared as `@types/node` and
+   * TypeScript's `esnext.disposable` lib declare it, so {@link Lock} type-checks with neither
+   * (e.g. `lib: ["ES2023"]` with `@cloudflare/workers-types`).
+   */
+  interface SymbolConstructor {
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 export type { NodeOutcome, NodeStatus } from "../errors";
 export type { NodeCredentials, NodeInput, RedisLike } from "../node/types";
 
@@ -145,6 +156,14 @@ export interface Lock {
    * @throws {ConfigurationError} `lease` is not a positive integer
    */
   ticket(options?: { readonly lease?: number | undefined }): Promise<LockTicket>;
+  /**
+   * `await using lock = await locks.acquire(key)`: at the end of the scope the lock is released
+   * as by `release()` (resolves once a majority answered). Never throws, so an error of the
+   * scope is never masked; a lock already released, handed on or completed sends nothing.
+   * Where the environment freezes when the handler returns (Lambda), release it yourself with
+   * the Lambda adapter's `withLock`, which waits for every node.
+   */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**

@@ -60,6 +60,9 @@ function setup(
   const locks = createLocks({
     nodes: dev.cluster.nodes,
     prefix,
+    // Simultaneous deliveries on a loaded machine can take longer than the default 250 ms to be
+    // answered (a QuorumError, not what these tests are about).
+    requestTimeout: 1_500,
     onEvent: (event) => events.push(event),
   });
   const runs: unknown[] = [];
@@ -130,6 +133,23 @@ describe("dedupeScheduled: EventBridge rule", () => {
     expect(await handler(event, fakeContext(10_000))).toBe("rebuilt");
     expect(await handler(ruleEvent(time), fakeContext(10_000))).toMatchObject({ reason: "done" });
     expect(runs).toHaveLength(2);
+  });
+
+  it("a failed run's release has reached every node, a slow one too, when the invocation returns", async () => {
+    const boom = new Error("report store unavailable");
+    const { prefix, handler } = setup(async () => {
+      // The lock is held on every node; node 2 now answers 150 ms late (within the timeout).
+      dev.cluster.controls[2]?.inject({ kind: "latency", ms: 150 });
+      throw boom;
+    });
+    const time = nextTime();
+    await expect(handler(ruleEvent(time), fakeContext(10_000))).rejects.toBe(boom);
+    // A frozen environment sends nothing more: the slow node's release must have run already.
+    expect(await readBack(dev, N, `${prefix}scheduled:${FN}:${RULE}:${time}`)).toEqual([
+      null,
+      null,
+      null,
+    ]);
   });
 
   it("two targets of one rule on shared nodes each run once per occurrence; duplicates skip", async () => {

@@ -58,3 +58,21 @@ export async function eventually(
     await sleep(10);
   }
 }
+
+/**
+ * Wait until nodes 0..n-1 served at least `count` requests since their last reset, then 50 ms
+ * more, and return how many they served. A round is decided once a majority answered: its other
+ * requests may land later — after the test reset the counters (then counted for the next step)
+ * or after it read them (then missed). Counting from zero only once the previous steps' known
+ * cost has landed, and asserting a count only once it has, makes request counts deterministic;
+ * the pause lets an extra request show.
+ */
+export async function landed(
+  cluster: DevCluster,
+  count: number,
+  n = cluster.controls.length,
+): Promise<number> {
+  await eventually(() => requests(cluster, n) >= count);
+  await sleep(50);
+  return requests(cluster, n);
+}

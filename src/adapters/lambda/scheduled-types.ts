@@ -49,6 +49,20 @@ export interface DedupeScheduledOptions<
   readonly margin?: number;
   /** Time in ms the job needs: an invocation with less left fails before calling any node. @default 0 */
   readonly reserve?: number;
+  /**
+   * Called when the invocation is skipped, before it returns (logging, metrics); `key` is the
+   * dedupe key without the manager's prefix. Its errors propagate.
+   * @default one `console.info` line naming the key and why (`edgelock: skipped scheduled job …`)
+   */
+  readonly onSkip?: (
+    skip: {
+      readonly key: string;
+      readonly reason: "done" | "running";
+      readonly retryAfter: number;
+    },
+    event: TEvent,
+    context: TContext,
+  ) => void | Promise<void>;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { budget, type LambdaContextLike } from "../../budget";
 import { once } from "../../dedupe/once";
 import { checkRetention } from "../../dedupe/options";
+import { logSkip } from "../../dedupe/skip-log";
 import { ConfigurationError } from "../../errors";
 import {
   checkFunction,
@@ -13,7 +14,7 @@ import { scheduledKey } from "./scheduled-key";
 import type { DedupeScheduledOptions, ScheduledJob, ScheduledSkipped } from "./scheduled-types";
 import type { LambdaContext, LambdaHandler } from "./types";
 
-const KNOWN = new Set(["locks", "key", "retention", "lease", "margin", "reserve"]);
+const KNOWN = new Set(["locks", "key", "retention", "lease", "margin", "reserve", "onSkip"]);
 
 /**
  * Run a scheduled Lambda (EventBridge rule or EventBridge Scheduler) at most once per occurrence.
@@ -23,7 +24,8 @@ const KNOWN = new Set(["locks", "key", "retention", "lease", "margin", "reserve"
  *   auto-extended), runs `handler(event, context, lock)`, and on success leaves a done marker for
  *   `retention` ms; returns the handler's result;
  * - a duplicate while it runs, or after it finished: returns `{ skipped: true, reason, retryAfter }`
- *   without running the handler;
+ *   without running the handler, after `onSkip` (without one, a `console.info` line naming the
+ *   key and why: an asynchronous invocation's result is seen by nobody);
  * - `handler` throws: the lock is released (no marker) and the error rethrown, so Lambda's
  *   asynchronous retry runs the job; lock failures (`QuorumError`, `BudgetExhaustedError`) are
  *   rethrown too, without running `handler`.
@@ -70,9 +72,10 @@ export function dedupeScheduled<
 ): LambdaHandler<TEvent, TResult | ScheduledSkipped, TContext> {
   checkFunction("handler", handler);
   checkKnown(options, KNOWN, "dedupeScheduled");
-  const { locks, key } = options;
+  const { locks, key, onSkip } = options;
   checkLocksOption(locks);
   if (key !== undefined) checkFunction("key", key);
+  if (onSkip !== undefined) checkFunction("onSkip", onSkip);
   const retention = checkRetention(options.retention);
   const lease = optionalMs("lease", options.lease, 1);
   const margin = optionalNonNegative("margin", options.margin);
@@ -105,7 +108,11 @@ export function dedupeScheduled<
       ...(lease === undefined ? {} : { lease }),
     });
     if (result.status === "ran") return result.value;
-    return { skipped: true, reason: result.reason, retryAfter: result.retryAfter };
+    const { reason, retryAfter } = result;
+    // Visible by default (CloudWatch); an app with onSkip decides itself.
+    if (onSkip === undefined) logSkip(runKey, reason, retryAfter);
+    else await onSkip({ key: runKey, reason, retryAfter }, event, context);
+    return { skipped: true, reason, retryAfter };
   };
 }
 

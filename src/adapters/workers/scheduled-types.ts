@@ -119,6 +119,9 @@ export interface DedupeScheduledCommon<
   readonly lease?: number;
   /** The event's execution budget (a function: a budget starts with its event). @default `budget.workersScheduled()` */
   readonly budget?: (controller: Controller, env: Env) => Budget;
-  /** Called after `controller.noRetry()` when the event is skipped (logging, metrics). */
+  /**
+   * Called after `controller.noRetry()` when the event is skipped (logging, metrics).
+   * @default one `console.info` line naming the key and why (`edgelock: skipped scheduled job …`)
+   */
   readonly onSkip?: (skip: ScheduledSkip, controller: Controller, env: Env) => void | Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { budget as budgets } from "../../budget";
 import { once } from "../../dedupe/once";
 import { checkRetention } from "../../dedupe/options";
+import { logSkip } from "../../dedupe/skip-log";
 import { ConfigurationError } from "../../errors";
 import { checkFunction, checkKnown, checkLocksOption, optionalMs } from "../../validate";
 import type {
@@ -20,7 +21,8 @@ const KNOWN = new Set(["locks", "name", "key", "retention", "lease", "budget", "
  * - first event: takes the lock (auto-extended), runs `handler(controller, env, ctx, lock)`, and
  *   on success leaves a done marker for `retention` ms;
  * - a duplicate while it runs, or after it finished: skipped: `controller.noRetry()`, then
- *   `onSkip`, and the event ends normally;
+ *   `onSkip` (without one, a `console.info` line naming the key and why), and the event ends
+ *   normally;
  * - `handler` throws: the lock is released (no marker) and the error rethrown, so the runtime's
  *   retry can run the job; lock failures (`QuorumError`, `BudgetExhaustedError`) are rethrown
  *   too, without running `handler`.
@@ -86,7 +88,12 @@ export function dedupeScheduled<
     });
     if (result.status === "ran") return;
     controller.noRetry();
-    await onSkip?.(
+    if (onSkip === undefined) {
+      // Visible by default (wrangler dev, wrangler tail); an app with onSkip decides itself.
+      logSkip(runKey, result.reason, result.retryAfter);
+      return;
+    }
+    await onSkip(
       { key: runKey, reason: result.reason, retryAfter: result.retryAfter },
       controller,
       env,
