@@ -241,3 +241,29 @@ describe("idempotency(): a released claim on Node (no execution context)", () =>
     expect(present).toEqual([0, 0, 0]);
   });
 });
+
+describe("idempotency(): a body an earlier middleware read", () => {
+  it("is fingerprinted from hono's cache: a retry replays, another body is 422", async () => {
+    const app = new Hono();
+    let runs = 0;
+    app.post(
+      "/j",
+      async (c, next) => {
+        await c.req.json();
+        await next();
+      },
+      idempotency({ locks: locksFor(uniquePrefix("idem-read-before")) }),
+      async (c) => {
+        runs += 1;
+        return c.json(await c.req.json(), 201);
+      },
+    );
+    const send = (body: string) =>
+      post(app, "/j", "k", { body, headers: { "content-type": "application/json" } });
+    expect((await send('{"a":1}')).status).toBe(201);
+    const retry = await send('{"a":1}');
+    expect(retry.headers.get("idempotency-replayed")).toBe("true");
+    expect((await send('{"a":2}')).status).toBe(422);
+    expect(runs).toBe(1);
+  });
+});

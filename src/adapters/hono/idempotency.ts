@@ -117,8 +117,11 @@ export function idempotency<E extends Env = any>(
         host: url.host,
         header: (name) => c.req.header(name),
         // A copy: the request's own body stays unread for every reader (c.req.raw.text(),
-        // c.req.json(), parseBody(), …).
-        body: async () => new Uint8Array(await c.req.raw.clone().arrayBuffer()),
+        // c.req.json(), parseBody(), …). One an earlier middleware read is in hono's cache.
+        body: async () =>
+          new Uint8Array(
+            await (c.req.raw.bodyUsed ? c.req.arrayBuffer() : c.req.raw.clone().arrayBuffer()),
+          ),
         budget: defaultBudget(c),
         waitUntil: ctx === undefined ? undefined : (settled) => ctx.waitUntil(settled),
       },
