@@ -83,6 +83,44 @@ function sessionCookies(cookie: string, names: readonly string[]): string[] {
   return found.flatMap(([name, value]) => [`cookie:${name}`, value]);
 }
 
+/** `name="value"` or `name=value` parameters of an auth scheme, names lower-cased. */
+function authParams(text: string): Map<string, string> {
+  const params = new Map<string, string>();
+  const pattern = /([A-Za-z0-9_*-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))/g;
+  for (const m of text.matchAll(pattern)) {
+    const name = (m[1] as string).toLowerCase();
+    if (!params.has(name))
+      params.set(name, m[2] !== undefined ? m[2].replace(/\\(.)/g, "$1") : (m[3] ?? ""));
+  }
+  return params;
+}
+
+/**
+ * The stable identity of an `Authorization` value that is signed anew for every request, or
+ * `undefined` for any other value (hashed whole). A retry of such a request carries a new
+ * signature (and date, nonce), so hashing the whole header would make every retry a new caller:
+ * `AWS4-HMAC-SHA256` / `AWS4-ECDSA-P256-SHA256` (SigV4, SigV4a) → the access key id of
+ * `Credential=<id>/…`; `Digest` → `username`; `Signature` and `HMAC…` schemes → `keyId` (else
+ * `username`). The signature itself is checked by whoever authenticates the request, not here.
+ */
+export function signerOf(authorization: string): string | undefined {
+  const text = authorization.trim();
+  const space = text.search(/\s/);
+  if (space < 0) return undefined;
+  const scheme = text.slice(0, space).toLowerCase();
+  const params = authParams(text.slice(space + 1));
+  let id: string | undefined;
+  if (scheme.startsWith("aws4-")) {
+    const credential = params.get("credential");
+    id = credential === undefined ? undefined : credential.split("/")[0];
+  } else if (scheme === "digest") {
+    id = params.get("username");
+  } else if (scheme === "signature" || scheme.startsWith("hmac")) {
+    id = params.get("keyid") ?? params.get("username");
+  }
+  return id === undefined || id === "" ? undefined : `${scheme} ${id}`;
+}
+
 /**
  * The default scope: who is asking, as the request proves it — a digest of the credential
  * headers in `rule.headers` that are present and of the session cookies in `rule.cookies`; other
@@ -91,6 +129,9 @@ function sessionCookies(cookie: string, names: readonly string[]): string[] {
  * those but does send cookies is scoped by its whole `Cookie` header instead: a session under a
  * cookie name not listed still tells users apart (at the price of a new scope whenever any cookie
  * changes; name it in `scopeCookies` to avoid that). Requests with none of this share one scope.
+ * An `Authorization` value signed per request (SigV4, Digest, HTTP Signatures, HMAC) counts by its
+ * signer (see {@link signerOf}); `host` (the request's authority), when given, is part of the
+ * scope: one host's record is never replayed to another.
  *
  * @example
  * await defaultScope((name) => req.headers.get(name) ?? undefined, { headers: DEFAULT_SCOPE_HEADERS, cookies: undefined })
@@ -98,11 +139,15 @@ function sessionCookies(cookie: string, names: readonly string[]): string[] {
 export function defaultScope(
   header: (name: string) => string | undefined,
   rule: ScopeRule,
+  host?: string,
 ): Promise<string> {
   const parts: string[] = [];
   for (const name of rule.headers) {
     const value = header(name);
-    if (value !== undefined && value !== "") parts.push(`header:${name}`, value);
+    if (value === undefined || value === "") continue;
+    const signer = name === "authorization" ? signerOf(value) : undefined;
+    if (signer === undefined) parts.push(`header:${name}`, value);
+    else parts.push(`signer:${name}`, signer);
   }
   const cookie = header("cookie")?.trim() ?? "";
   if (cookie !== "") {
@@ -110,6 +155,8 @@ export function defaultScope(
     parts.push(...sessions);
     if (parts.length === 0 && rule.cookies === undefined) parts.push("cookies", cookie);
   }
+  // Another host is another site (or tenant): a record is never replayed across hosts.
+  if (host !== undefined && host !== "") parts.push("host", host.toLowerCase());
   return sha256("scope", ...parts);
 }
 

@@ -79,7 +79,8 @@ export interface IdempotencyOptions<C> {
    * Replaces the default, and then `scopeHeaders` and `scopeCookies` cannot be set.
    * @default a SHA-256 of the credential headers (`scopeHeaders`) and session cookies
    *   (`scopeCookies`) the request carries; with neither but other cookies, of its whole `Cookie`
-   *   header (only while `scopeCookies` is left unset)
+   *   header (only while `scopeCookies` is left unset); an `Authorization` signed per request
+   *   (SigV4, Digest, HTTP Signatures, HMAC) by its key id or user only; and the request's host
    * @example scope: (c) => c.get("userId")
    */
   readonly scope?: (c: C) => string | Promise<string>;

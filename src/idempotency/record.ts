@@ -13,6 +13,8 @@ export interface StoredResponse {
   /** Lower-case names, allow-listed (never `set-cookie`). */
   readonly headers: readonly (readonly [string, string])[];
   readonly body: Uint8Array;
+  /** The first answer was sent base64-encoded (a Lambda `isBase64Encoded` result): replay it so. */
+  readonly base64?: boolean;
 }
 
 /** A record read back: the response, or `undefined` when it was too large to keep. */
@@ -53,7 +55,14 @@ export function encodeRecord(
 ): string {
   const headers = response.headers.map(([name, value]) => [name, value]);
   const record = keepBody
-    ? { v: 1, f: fingerprint, s: response.status, h: headers, b: toBase64(response.body) }
+    ? {
+        v: 1,
+        f: fingerprint,
+        s: response.status,
+        h: headers,
+        b: toBase64(response.body),
+        ...(response.base64 === true ? { e: 1 } : {}),
+      }
     : { v: 1, f: fingerprint, s: response.status, o: 1 };
   // JSON.stringify escapes control characters; escape the rest of non-ASCII (header values).
   return JSON.stringify(record).replace(
@@ -81,6 +90,11 @@ export function decodeRecord(text: string): IdempotencyRecord | undefined {
   if (typeof r.f !== "string" || typeof r.s !== "number") return undefined;
   if (r.o === 1) return { fingerprint: r.f, status: r.s, response: undefined };
   if (!Array.isArray(r.h) || !r.h.every(isHeader) || typeof r.b !== "string") return undefined;
-  const response = { status: r.s, headers: r.h, body: fromBase64(r.b) };
+  const response = {
+    status: r.s,
+    headers: r.h,
+    body: fromBase64(r.b),
+    ...(r.e === 1 ? { base64: true } : {}),
+  };
   return { fingerprint: r.f, status: r.s, response };
 }

@@ -7,7 +7,12 @@ import {
   isQuorumError,
   type LockError,
 } from "../errors";
-import { completePersistently, isCompletable, owesCompletion } from "../lock/handle";
+import {
+  completePersistently,
+  isCompletable,
+  owesCompletion,
+  releaseSettled,
+} from "../lock/handle";
 import { coreOf } from "../lock/locks";
 import { random, sleep } from "../lock/timing";
 import type { Lock, Locks } from "../lock/types";
@@ -33,12 +38,21 @@ export interface IdempotentRequest<C> {
   readonly method: string;
   /** Path with query string. */
   readonly path: string;
+  /** The request's authority (host and port as sent), part of the default scope. */
+  readonly host?: string | undefined;
   /** A request header (case-insensitive), `undefined` when absent. */
   header(name: string): string | undefined;
   /** The request body's bytes (read once; the handler can still read it). */
   body(): Promise<Uint8Array>;
   /** The platform's default budget when the `budget` option is not set. */
   readonly budget?: Budget | undefined;
+  /**
+   * Keeps the invocation alive for a promise (Workers' `waitUntil`). Without it, a released claim
+   * is answered only once every node answered the release (a frozen or ended invocation would cut
+   * a request off and leave the key until its TTL); with it, once a majority did, the rest under
+   * `waitUntil`.
+   */
+  readonly waitUntil?: ((settled: Promise<unknown>) => void) | undefined;
 }
 
 /** What the handler answered: its response for this request, and how to store it. */
@@ -167,7 +181,7 @@ export async function runIdempotent<C, R>(
   const locks = options.locks(context);
   const scope =
     options.scope === undefined
-      ? await defaultScope((name) => request.header(name), options.scopeRule)
+      ? await defaultScope((name) => request.header(name), options.scopeRule, request.host)
       : await sha256("scope", String(await options.scope(context)));
   const fingerprint =
     options.fingerprint === undefined
@@ -201,7 +215,9 @@ export async function runIdempotent<C, R>(
         continue;
       }
       if ("kind" in claim) return claim;
-      if ("lock" in claim) return runClaimed(options, context, claim.lock, fingerprint, handler);
+      if ("lock" in claim) {
+        return runClaimed(options, request, claim.lock, fingerprint, handler);
+      }
       retryAfter = claim.retryAfter;
     }
     const left = waitUntil - performance.now();
@@ -246,25 +262,40 @@ async function claimKey(
  * answer) becomes the key's record, written before the claim is given up (SAFETY.md §6b I1);
  * any other answer releases the claim, so that a retry runs again (I3).
  */
+/**
+ * Give the claim up so that a retry runs again (I3, I4): a majority's answer always, every node's
+ * before the answer goes out unless `waitUntil` keeps the invocation alive for the rest.
+ */
+async function giveUp(lock: Lock, waitUntil: IdempotentRequest<unknown>["waitUntil"]) {
+  const settled = releaseSettled(lock).catch(() => undefined);
+  if (waitUntil === undefined) {
+    await settled;
+    return;
+  }
+  waitUntil(settled);
+  await lock.release().catch(() => undefined);
+}
+
 async function runClaimed<C, R>(
   options: ResolvedIdempotency<C>,
-  context: C,
+  request: IdempotentRequest<C>,
   lock: Lock,
   fingerprint: string,
   handler: (lock: Lock) => Promise<HandlerAnswer<R>>,
 ): Promise<IdempotentOutcome<R>> {
+  const { context } = request;
   let answer: HandlerAnswer<R>;
   owesCompletion(lock, "the Idempotency-Key layer", options.ttl);
   try {
     answer = await handler(lock);
   } catch (error) {
-    await lock.release().catch(() => undefined);
+    await giveUp(lock, request.waitUntil);
     throw error;
   }
   const { status } = answer;
   const kept = status < 500 && answer.transient !== true && options.store(status);
   if (!kept || isLockLostError(lock.signal.reason) || !isCompletable(lock)) {
-    await lock.release().catch(() => undefined);
+    await giveUp(lock, request.waitUntil);
     return { kind: "ran", result: answer.result, stored: false };
   }
   let record: string;
@@ -278,7 +309,7 @@ async function runClaimed<C, R>(
   }
   // A claim lost while a streamed body was still being sent: as for a loss before (I3).
   if (lock.signal.aborted) {
-    await lock.release().catch(() => undefined);
+    await giveUp(lock, request.waitUntil);
     return { kind: "ran", result: answer.result, stored: false };
   }
   const { recorded, outcomes } = await completePersistently(lock, options.ttl, record).catch(

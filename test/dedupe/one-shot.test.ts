@@ -93,7 +93,7 @@ describe("a ticket inside a wrapper that completes", () => {
     app.use("/charge", idempotency({ locks }));
     app.post("/charge", async (c) => {
       runs += 1;
-      const lock = (c.var as { lock?: Lock }).lock as Lock;
+      const lock = (c.var as { idempotencyClaim?: Lock }).idempotencyClaim as Lock;
       ticket = await ticketOf(lock);
       return c.json({ charge: runs }, 201);
     });

@@ -32,7 +32,7 @@ function setup() {
 function producer() {
   const seen = { lock: undefined as Lock | undefined, aborts: 0, writes: 0 };
   const handler = (c: Context) => {
-    seen.lock = c.get("lock") as Lock;
+    seen.lock = (c.get("lock") ?? c.get("idempotencyClaim")) as Lock;
     return stream(c, async (s) => {
       s.onAbort(() => {
         seen.aborts++;

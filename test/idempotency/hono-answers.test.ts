@@ -123,21 +123,21 @@ describe("idempotency(): transient answers are never kept", () => {
 });
 
 describe("idempotency(): requests without a key", () => {
-  it("c.var.lock is typed Lock | undefined: using it unchecked does not compile", () => {
+  it("c.var.idempotencyClaim is typed Lock | undefined: using it unchecked does not compile", () => {
     const app = new Hono();
     app.post("/x", idempotency({ locks: locksFor("types:") }), (c) => {
-      expectTypeOf(c.var.lock).toEqualTypeOf<Lock | undefined>();
+      expectTypeOf(c.var.idempotencyClaim).toEqualTypeOf<Lock | undefined>();
       // @ts-expect-error -- undefined for a request without Idempotency-Key
-      return c.json({ aborted: c.var.lock.signal.aborted });
+      return c.json({ aborted: c.var.idempotencyClaim.signal.aborted });
     });
   });
 
-  it("get the handler's answer; c.var.lock is undefined for them", async () => {
+  it("get the handler's answer; c.var.idempotencyClaim is undefined for them", async () => {
     const app = new Hono();
     const seen: boolean[] = [];
     app.post("/x", idempotency({ locks: locksFor(uniquePrefix("idem-nokey")) }), (c) => {
       // As the README's example: the claim's signal when there is one.
-      const signal = c.var.lock?.signal;
+      const signal = c.var.idempotencyClaim?.signal;
       seen.push(signal === undefined);
       return c.json({ aborted: signal?.aborted ?? false }, 201);
     });
@@ -158,16 +158,20 @@ describe("idempotency(): streamed bodies (hono/streaming)", () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    app.post("/x", idempotency({ locks: locksFor(prefix), lease: 600 }), (c) => {
-      runs += 1;
-      const claim = c.var.lock;
-      return stream(c, async (s) => {
-        await s.write(new TextEncoder().encode("part 1;"));
-        await gate;
-        aborted.push(claim?.signal.aborted ?? true);
-        await s.write(new TextEncoder().encode("part 2"));
-      });
-    });
+    app.post(
+      "/x",
+      idempotency({ locks: locksFor(prefix), lease: 600, replayStreams: true }),
+      (c) => {
+        runs += 1;
+        const claim = c.var.idempotencyClaim;
+        return stream(c, async (s) => {
+          await s.write(new TextEncoder().encode("part 1;"));
+          await gate;
+          aborted.push(claim?.signal.aborted ?? true);
+          await s.write(new TextEncoder().encode("part 2"));
+        });
+      },
+    );
     const first = await post(app, "/x", '"k"');
     expect(first.status).toBe(200);
     const reader = (first.body as ReadableStream<Uint8Array>).getReader();

@@ -186,7 +186,7 @@ describe("idempotency(): one run per key", () => {
         // Another party deletes the claim on every node; the next extension finds it gone.
         const keys = await dev.direct(0).keys(`${prefix}idempotency:*`);
         for (let i = 0; i < 3; i++) await dev.direct(i).del(keys[0] as string);
-        const signal = c.var.lock?.signal;
+        const signal = c.var.idempotencyClaim?.signal;
         await new Promise((resolve) => signal?.addEventListener("abort", resolve));
       }
       return c.text(`run ${runs}`, 200);

@@ -18,7 +18,7 @@ describe("npm run sim", () => {
       /^violations: 0 bugs; \d+ schedules with the expected empty-restart hazard$/m,
     );
     expect(status).toBe(0);
-  });
+  }, 120_000);
 
   it("with a fix undone, prints the shrunk schedule and how to replay it, and exits 1", () => {
     const { status, stdout } = run(
@@ -42,7 +42,7 @@ describe("npm run sim", () => {
     const again = run("--seed", "1", "--path", path, "--mutant", "a-extend-shortens");
     expect(again.stdout).toMatch(/^violations: 1 bugs;/m);
     expect(again.stdout).toContain(stdout.slice(stdout.indexOf("spec: ")).trim());
-  });
+  }, 240_000); // two CLI runs of up to 120 s each on a loaded machine
 
   it("rejects bad arguments with the usage line and exit code 2", () => {
     for (const args of [["--schedules", "many"], ["--mutant", "nope"], ["--bogus"]]) {

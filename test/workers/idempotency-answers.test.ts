@@ -51,7 +51,7 @@ describe("idempotency() inside workerd: which answers are kept, and how", () => 
     const app = new Hono();
     app.post("/x", idempotency({ locks }), (c) => {
       runs += 1;
-      const aborted = c.var.lock?.signal.aborted ?? false;
+      const aborted = c.var.idempotencyClaim?.signal.aborted ?? false;
       return c.json({ runs, aborted }, runs === 1 ? 429 : 201);
     });
     const key = fresh();
@@ -64,7 +64,7 @@ describe("idempotency() inside workerd: which answers are kept, and how", () => 
     ]);
   });
 
-  it("stream(): the first part arrives before the handler finished; the whole body is kept", async () => {
+  it("stream() with replayStreams: the first part arrives before the handler finished; the whole body is kept", async () => {
     const { locks } = testLocks({ requestTimeout: 1_000 });
     let runs = 0;
     let open: () => void = () => undefined;
@@ -72,7 +72,7 @@ describe("idempotency() inside workerd: which answers are kept, and how", () => 
       open = resolve;
     });
     const app = new Hono();
-    app.post("/x", idempotency({ locks }), (c) => {
+    app.post("/x", idempotency({ locks, replayStreams: true }), (c) => {
       runs += 1;
       return stream(c, async (s) => {
         await s.write("part 1;");
@@ -103,6 +103,36 @@ describe("idempotency() inside workerd: which answers are kept, and how", () => 
       "true",
       "part 1;part 2",
     ]);
+    expect(runs).toBe(1);
+  });
+
+  it("stream() whose callback throws part-way: kept without replay, the retry gets 409", async () => {
+    const { locks } = testLocks({ requestTimeout: 1_000 });
+    let runs = 0;
+    const app = new Hono();
+    app.post("/x", idempotency({ locks }), (c) => {
+      runs += 1;
+      return stream(
+        c,
+        async (s) => {
+          await s.write("part 1;");
+          await s.sleep(20);
+          throw new Error("boom");
+        },
+        async () => undefined,
+      );
+    });
+    const key = fresh();
+    const { response, settled } = call(app, "/x", {
+      method: "POST",
+      body: "b",
+      headers: { "Idempotency-Key": key },
+    });
+    expect(await (await response).text()).toBe("part 1;");
+    await settled;
+    const retry = await post(app, key);
+    expect(retry.res.status).toBe(409);
+    expect(JSON.parse(retry.text ?? "").title).toBe("Request already processed");
     expect(runs).toBe(1);
   });
 });

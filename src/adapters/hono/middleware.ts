@@ -15,6 +15,7 @@ import { isLocks, optionalMs } from "../../validate";
 import { UNREAD_BODY_MS, untilBodyEnds } from "./body";
 import { defaultBudget, executionCtxOf } from "./context";
 import { BUSY_RETRY_AFTER, busyResponse, unavailableResponse } from "./problem";
+import { markLockAnswer } from "./transient";
 
 /** Variables the middleware sets: `c.var.lock` is the held {@link Lock}. */
 export type LockVariables = { lock: Lock };
@@ -271,8 +272,14 @@ export function lock<E extends Env = any, P extends string = any>(
         ...(requestBudget === undefined ? {} : { budget: requestBudget }),
       });
     } catch (error) {
-      if (isLockBusyError(error)) return onBusy(c, error);
-      if (isQuorumError(error) || isBudgetExhaustedError(error)) return onError(c, error);
+      if (isLockBusyError(error)) {
+        markLockAnswer(c);
+        return onBusy(c, error);
+      }
+      if (isQuorumError(error) || isBudgetExhaustedError(error)) {
+        markLockAnswer(c);
+        return onError(c, error);
+      }
       throw error;
     }
     const release = () => {

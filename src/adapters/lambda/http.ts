@@ -1,16 +1,22 @@
 /**
  * The HTTP events and results of AWS Lambda behind API Gateway (REST API: payload 1.0; HTTP API:
- * 1.0 or 2.0) and Function URLs (2.0), structurally: no dependency on `@types/aws-lambda`, whose
+ * 1.0 or 2.0), Function URLs (2.0) and Application Load Balancers (1.0's shape, with or without
+ * multi-value headers), structurally: no dependency on `@types/aws-lambda`, whose
  * `APIGatewayProxyEvent(V2)` and results fit these.
  *
  * @module
  */
 
-/** A payload 1.0 event (API Gateway REST API, or an HTTP API set to 1.0). */
+/**
+ * A payload 1.0 event (API Gateway REST API, an HTTP API set to 1.0, or an ALB; an ALB with
+ * multi-value headers enabled sends only `multiValueHeaders` and
+ * `multiValueQueryStringParameters`).
+ */
 export interface HttpEventV1 {
   readonly httpMethod: string;
   readonly path: string;
   readonly headers?: Readonly<Record<string, string | undefined>> | null;
+  readonly multiValueHeaders?: Readonly<Record<string, readonly string[] | undefined>> | null;
   readonly multiValueQueryStringParameters?: Readonly<
     Record<string, readonly string[] | undefined>
   > | null;
@@ -25,7 +31,10 @@ export interface HttpEventV2 {
   readonly rawQueryString?: string;
   readonly headers?: Readonly<Record<string, string | undefined>>;
   readonly cookies?: readonly string[];
-  readonly requestContext: { readonly http: { readonly method: string } };
+  readonly requestContext: {
+    readonly http: { readonly method: string };
+    readonly domainName?: string;
+  };
   readonly body?: string | null;
   readonly isBase64Encoded?: boolean;
 }
@@ -50,12 +59,21 @@ const isV2 = (event: HttpEvent): event is HttpEventV2 =>
 export function requestOf(event: HttpEvent): {
   method: string;
   path: string;
+  /** The `Host` header, or a 2.0 event's `requestContext.domainName`. */
+  host: string | undefined;
   header(name: string): string | undefined;
   body: Uint8Array;
 } {
   const headers = new Map<string, string>();
   for (const [name, value] of Object.entries(event.headers ?? {})) {
     if (typeof value === "string") headers.set(name.toLowerCase(), value);
+  }
+  // Payload 1.0 may carry only multiValueHeaders (an ALB with multi-value headers on).
+  const multi = "multiValueHeaders" in event ? event.multiValueHeaders : undefined;
+  for (const [name, values] of Object.entries(multi ?? {})) {
+    const lower = name.toLowerCase();
+    if (headers.has(lower) || values === undefined || values.length === 0) continue;
+    headers.set(lower, values.join(lower === "cookie" ? "; " : ", "));
   }
   let method: string;
   let path: string;
@@ -83,8 +101,16 @@ export function requestOf(event: HttpEvent): {
   const body = event.isBase64Encoded
     ? Uint8Array.from(atob(raw), (c) => c.charCodeAt(0))
     : new TextEncoder().encode(raw);
-  return { method, path, header: (name) => headers.get(name.toLowerCase()), body };
+  const host = headers.get("host") ?? (isV2(event) ? event.requestContext.domainName : undefined);
+  return { method, path, host, header: (name) => headers.get(name.toLowerCase()), body };
 }
+
+/**
+ * Whether results to `event` must carry their headers in `multiValueHeaders`: an ALB with
+ * multi-value headers on ignores `headers`.
+ */
+export const wantsMultiValue = (event: HttpEvent): boolean =>
+  !isV2(event) && event.headers == null && event.multiValueHeaders != null;
 
 /** The structured form of a handler's result (a bare payload 2.0 value: 200, JSON). */
 export function structured(result: unknown): HttpResult {
@@ -116,22 +142,32 @@ export function bodyOf(result: HttpResult): Uint8Array {
 }
 
 /**
- * A result for `status`, `headers` and `body`: as text when the body is UTF-8 (a REST API returns
- * base64 bodies verbatim unless binary media types are configured), else base64.
+ * A result for `status`, `headers` and `body`: base64 when `base64` says so (as the first answer
+ * was) or when the body is not UTF-8, else as text (a REST API returns base64 bodies verbatim
+ * unless binary media types are configured), a leading BOM kept. A header given several times
+ * keeps every value: in `multiValueHeaders` with `multiValue` (an ALB in that mode), else joined
+ * with ", " (`set-cookie`, the one header that cannot be joined, is never stored).
  */
 export function resultOf(
   status: number,
   headers: readonly (readonly [string, string])[],
   body: Uint8Array,
+  { base64 = false, multiValue = false }: { base64?: boolean; multiValue?: boolean } = {},
 ): HttpResult {
-  const record: Record<string, string> = {};
-  for (const [name, value] of headers) record[name] = value;
-  try {
-    const text = new TextDecoder("utf-8", { fatal: true }).decode(body);
-    return { statusCode: status, headers: record, body: text };
-  } catch {
-    let binary = "";
-    for (const byte of body) binary += String.fromCharCode(byte);
-    return { statusCode: status, headers: record, body: btoa(binary), isBase64Encoded: true };
+  const values = new Map<string, string[]>();
+  for (const [name, value] of headers) values.set(name, [...(values.get(name) ?? []), value]);
+  const result: HttpResult = { statusCode: status };
+  if (multiValue) result.multiValueHeaders = Object.fromEntries(values);
+  else result.headers = Object.fromEntries([...values].map(([n, v]) => [n, v.join(", ")]));
+  if (!base64) {
+    try {
+      const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(body);
+      return { ...result, body: text };
+    } catch {
+      // Not UTF-8: base64.
+    }
   }
+  let binary = "";
+  for (const byte of body) binary += String.fromCharCode(byte);
+  return { ...result, body: btoa(binary), isBase64Encoded: true };
 }

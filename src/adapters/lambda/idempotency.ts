@@ -15,6 +15,7 @@ import {
   requestOf,
   resultOf,
   structured,
+  wantsMultiValue,
 } from "./http";
 import type { LambdaContext } from "./types";
 
@@ -32,7 +33,7 @@ export type WithIdempotencyOptions<
 
 /**
  * `Idempotency-Key` for an AWS Lambda HTTP handler — API Gateway REST API (payload 1.0), HTTP API
- * (1.0 or 2.0) or a Function URL (2.0) — shaped like `withLock`: the handler runs at most once per
+ * (1.0 or 2.0), a Function URL (2.0) or an ALB (with or without multi-value headers) — shaped like `withLock`: the handler runs at most once per
  * caller and key while its response is kept (`ttl`, 24 h), and retries get it replayed with
  * `Idempotency-Replayed: true`; the same rules as the Hono `idempotency()` middleware (bare or
  * quoted keys, the same caller scope, 409 with `Retry-After: 1` while the first runs, 422 for
@@ -71,12 +72,14 @@ export function withIdempotency<
   const resolved = resolveIdempotency(options, "withIdempotency");
   return async function idempotentHandler(event: TEvent, context: TContext) {
     const request = requestOf(event);
+    const multiValue = wantsMultiValue(event);
     const outcome = await runIdempotent(
       resolved,
       {
         context: { event, context },
         method: request.method,
         path: request.path,
+        host: request.host,
         header: request.header,
         body: async () => request.body,
         budget: budgets.lambda(context),
@@ -91,6 +94,7 @@ export function withIdempotency<
             status: shaped.statusCode,
             headers: keptHeaders(headersOf(shaped), resolved.headers),
             body: bodyOf(shaped),
+            base64: shaped.isBase64Encoded === true,
           }),
         };
       },
@@ -105,11 +109,15 @@ export function withIdempotency<
           outcome.problem.status,
           outcome.problem.headers,
           new TextEncoder().encode(outcome.problem.body),
+          { multiValue },
         );
       case "replay": {
         const { response } = outcome;
         const headers = [...response.headers, [REPLAYED.toLowerCase(), "true"] as const];
-        return resultOf(response.status, headers, response.body);
+        return resultOf(response.status, headers, response.body, {
+          base64: response.base64 === true,
+          multiValue,
+        });
       }
     }
   };
