@@ -132,7 +132,7 @@ export interface RaiseReply {
 export const DISCARD: Script<CasReply> = {
   name: "discard",
   lua: DISCARD_LUA,
-  sha1: "24638a6eaff8df42ace2462f685982dc841c1e1f",
+  sha1: "48e4ba7f3a4ef835192a1f300afb1a1c4cd8a0da",
   parse: casCode,
 };
 
@@ -140,7 +140,7 @@ export const DISCARD: Script<CasReply> = {
 export const FENCE_RAISE: Script<RaiseReply> = {
   name: "fence-raise",
   lua: FENCE_RAISE_LUA,
-  sha1: "740f940ba9ad6a42bb09d2caed8d55572a734507",
+  sha1: "22f3b0923983de4c105415b1d57547b3e4976562",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
