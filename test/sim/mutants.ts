@@ -11,6 +11,7 @@
 import {
   ACQUIRE,
   COMPLETE,
+  DISCARD,
   EXTEND,
   FENCE_RAISE,
   HANDOVER,
@@ -157,6 +158,30 @@ export const MUTANTS = {
       HANDOVER,
       "if discarded(void) then\n  local released = 0",
       "if false then\n  local released = 0",
+    ),
+  ]),
+  /**
+   * k (issue 22): a resume's undo keeps its tombstone for the round's TTL only, though RESUME
+   * places its token with max(TTL, the ticket's token's expiry): a RESUME running after the
+   * tombstone expired swaps the ticket's token away while the lock's longer lease lasts.
+   */
+  "k22-undo-tombstone-round-ttl": new Map([
+    mutate(
+      DISCARD,
+      'redis.call("SET", void, "1", "PX", keep)',
+      'redis.call("SET", void, "1", "PX", ARGV[2])',
+    ),
+  ]),
+  /**
+   * l (issue 22): a resume's undo that finds the fresh token with no time left (PTTL 0 inside the
+   * script) puts the ticket's token back without any expiry. Not reachable by a schedule (the
+   * simulated clock never stops on an expiry there); `test/sim/node/undo-expiry.test.ts` runs it.
+   */
+  "l22-undo-without-expiry": new Map([
+    mutate(
+      DISCARD,
+      'redis.call("DEL", key)\n      end\n    else',
+      'redis.call("SET", key, ARGV[3])\n      end\n    else',
     ),
   ]),
 } satisfies Record<string, ScriptOverrides>;

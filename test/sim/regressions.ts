@@ -548,4 +548,49 @@ export const REGRESSIONS = {
     mutant: "g22-late-handover-places",
     finds: "blocked-by-nobody",
   },
+  /**
+   * k (issue 22): as h22, but the lock's lease (3 s) outlasts the ticket's (0.5 s): the resume
+   * round's TTL is 0.5 s while the nodes keep ~3 s, and the RESUMEs to nodes 1 and 2 run 1.2 s
+   * late — after a tombstone kept for the round's TTL would have expired. The undo's tombstone
+   * outlives the ticket's token there, so they swap nothing and the redelivery resumes. Undone
+   * (the tombstone kept for the round's TTL only), the late RESUMEs swap the ticket's token away
+   * on a majority after their undo ran there (blocked-by-nobody).
+   */
+  "k22-late-resume-past-round-ttl": {
+    spec: {
+      seed: 25,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      late: [
+        { node: 1, from: 120, to: 300, by: 1_200 },
+        { node: 2, from: 120, to: 300, by: 1_200 },
+      ],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(0, {
+              kind: "handoff",
+              key: 0,
+              wait: 0,
+              lease: 3_000,
+              hold: 50,
+              ticketLease: 500,
+              deliveries: 1,
+              to: 1,
+              delay: 100,
+              redeliver: 1_500,
+            }),
+          ],
+        },
+        { wake: false, rate: 1, callers: [] },
+      ],
+    },
+    mutant: "k22-undo-tombstone-round-ttl",
+    finds: "blocked-by-nobody",
+  },
 } satisfies Record<string, Regression>;

@@ -495,6 +495,38 @@ const CASES: readonly Case[] = [
     keys: VOID,
   },
   {
+    name: "discard, undo a resume: the tombstone outlives the ticket's token",
+    setup: [hold(T, "30000")],
+    script: DISCARD,
+    args: [T, "5000", "t0"],
+    keys: VOID,
+  },
+  {
+    name: "discard, undo a resume already undone: the tombstone outlives the ticket's token",
+    setup: [hold("t0", "30000")],
+    script: DISCARD,
+    args: [T, "5000", "t0"],
+    keys: VOID,
+  },
+  {
+    name: "raise, absent key beside an expiring counter: no count, the expiry kept",
+    setup: [["SET", "f", "3", "PX", "60000"]],
+    script: FENCE_RAISE,
+    args: ["5", T],
+  },
+  {
+    name: "raise, absent key beside an expiring higher counter: no count, the expiry kept",
+    setup: [["SET", "f", "7", "PX", "60000"]],
+    script: FENCE_RAISE,
+    args: ["5", T],
+  },
+  {
+    name: "raise, our token beside an expiring counter: counts, the expiry removed",
+    setup: [hold(T), ["SET", "f", "3", "PX", "60000"]],
+    script: FENCE_RAISE,
+    args: ["5", T],
+  },
+  {
     name: "two keys: discard, undo a resume",
     setup: [hold(T, "3000"), hold2(T, "3000")],
     script: DISCARD,
