@@ -328,7 +328,8 @@ export class LockCore {
    * Resume round (a ticket): on every node, swap the ticket's token for `token` where it is still
    * there, never shortening its expiry, and with fencing increment the fence counter (see
    * `RESUME_LUA`). Values and `fence` are the counters, as in an acquire round, so `judge` decides
-   * it like one: fence raise on N > 1, validity from the round's start.
+   * it like one: fence raise on N > 1, validity from the round's start. `seen.undone` is set when
+   * a node holds the ticket's record of failed resumes (one of them may still hold its token).
    */
   resumeRound(
     keys: Keys,
@@ -337,15 +338,19 @@ export class LockCore {
     ttl: number,
     timeoutMs: number,
     budget: Budget | undefined,
+    seen: { undone: boolean } = { undone: false },
   ): Promise<Round<number>> {
     const args = [ticketToken, token, String(ttl), this.options.fencing ? "1" : "0"];
-    const withVoid = this.keysFor(keys, token);
+    // The ticket's record of failed resumes (where their undo writes their tombstones).
+    const withVoid = this.keysFor(keys, ticketToken);
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
           const options = { timeoutMs, budget, signal };
-          const { cas, fence } = await evalScript(node, RESUME, withVoid, args, options);
+          const reply = await evalScript(node, RESUME, withVoid, args, options);
+          const { cas, fence } = reply;
+          if (reply.undone) seen.undone = true;
           const status = casStatus(cas);
           return status === "ok" ? { status, value: fence, fence } : { status, value: fence };
         },
@@ -450,7 +455,8 @@ export class LockCore {
   ): Promise<Round<CasReply>> {
     const { nodes, holds, restore } = scope;
     const args = restore === undefined ? [token, String(ttl)] : [token, String(ttl), restore];
-    const withVoid = this.keysFor(keys, token);
+    // A resume's undo records `token` in the ticket's record of failed resumes (`RESUME_LUA`).
+    const withVoid = this.keysFor(keys, restore ?? token);
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,

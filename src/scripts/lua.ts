@@ -284,14 +284,22 @@ return 1
  * keys: resumed only when every key holds the ticket's token; {-1, 0} when any key holds anything
  * but the two tokens or nothing; {0, 0} otherwise.
  *
- * After the triples, the fresh token's tombstone key (see `TRIPLES`): when it exists, this resume
- * failed and its undo (DISCARD with the ticket's token) already ran here, so a RESUME of it that
- * runs now (late, or re-sent) swaps nothing and returns {-1, 0}: the ticket stays resumable.
+ * After the triples, the ticket's record of failed resumes, `<first lock key>:void:<ticket's
+ * token>` (see `TRIPLES`, `DISCARD_LUA`): the fresh tokens of this ticket's failed resumes whose
+ * undo ran here, each followed by a comma. When it lists ARGV[2], this resume failed and was
+ * undone here, so a RESUME of it that runs now (late, or re-sent) swaps nothing and returns
+ * {-1, 0, 1}: the ticket stays resumable. Every reply has a third element, 1 when the record
+ * exists here (a resume of this ticket failed: a node that holds "anything else" may hold that
+ * resume's token until its undo lands there, so the client does not call the ticket lost), else 0.
  */
 export const RESUME_LUA = `-- edgelock resume
 ${TRIPLES}${FENCES}local n, void = triples()
-if discarded(void) then
-  return {-1, 0}
+local undone = 0
+if void and redis.call("TYPE", void).ok == "string" then
+  undone = 1
+  if string.find(redis.call("GET", void), ARGV[2] .. ",", 1, true) then
+    return {-1, 0, 1}
+  end
 end
 local ticket, fresh = 0, 0
 for i = 1, n do
@@ -301,7 +309,7 @@ for i = 1, n do
   elseif current == ARGV[2] then
     fresh = fresh + 1
   elseif current ~= false then
-    return {-1, 0}
+    return {-1, 0, undone}
   end
 end
 if ticket == n then
@@ -317,12 +325,12 @@ if ticket == n then
   if ARGV[4] == "1" then
     fence = issue()
   end
-  return {1, fence}
+  return {1, fence, undone}
 end
 if fresh == n then
-  return {1, counters()}
+  return {1, counters(), undone}
 end
-return {0, 0}
+return {0, 0, undone}
 `;
 
 /**
@@ -662,7 +670,9 @@ return removed
  * Discard the token of a failed round: the cleanup of a failed acquire or hand-over, and the undo
  * of a failed resume. ARGV[1] = the round's token, ARGV[2] = ms to keep its tombstone (the round's
  * TTL), ARGV[3] (optional, a resume's undo) = the ticket's token to put back. KEYS: the triples,
- * then the token's tombstone key (see `TRIPLES`).
+ * then the token's tombstone key (see `TRIPLES`) — for a resume's undo, the ticket's record of
+ * failed resumes `<first lock key>:void:<ticket's token>` instead, to which ARGV[1] is appended
+ * (with a comma; the record never expires earlier than it would have), and which RESUME reads.
  *
  * Every key holding the token is deleted, or with ARGV[3] set back to the ticket's token with the
  * expiry it has (RESUME placed ARGV[1] only where the ticket's token was, so this undoes it; with
@@ -702,7 +712,20 @@ for i = 1, n do
     gone = gone + 1
   end
 end
-if void then
+if void and ARGV[3] then
+  local record = ""
+  if redis.call("TYPE", void).ok == "string" then
+    record = redis.call("GET", void)
+    local left = redis.call("PTTL", void)
+    if left > keep then
+      keep = left
+    end
+  end
+  if not string.find(record, ARGV[1] .. ",", 1, true) then
+    record = record .. ARGV[1] .. ","
+  end
+  redis.call("SET", void, record, "PX", keep)
+elseif void then
   redis.call("SET", void, "1", "PX", keep)
 end
 if found == 1 then

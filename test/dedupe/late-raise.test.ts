@@ -42,7 +42,7 @@ describe("a fence raise that runs after the one-shot run ended", () => {
     // On the slow node the ACQUIRE runs at once, the FENCE_RAISE after the run's release.
     dev.cluster.controls[SLOW]?.inject({ kind: "latency", ms: 0, count: 1 });
     dev.cluster.controls[SLOW]?.inject({ kind: "latency", ms: 1_500, count: 1 });
-    let fence: number | null = null;
+    let fence: number | null | undefined = null;
     const failed = await once(
       locks,
       "job",

@@ -147,7 +147,11 @@ export const MUTANTS = {
    * its undo swaps the ticket's token away again: blocked by nobody, and the redelivery is lost.
    */
   "h22-late-resume-swaps": new Map([
-    mutate(RESUME, "if discarded(void) then\n  return {-1, 0}", "if false then\n  return {-1, 0}"),
+    mutate(
+      RESUME,
+      'if string.find(redis.call("GET", void), ARGV[2] .. ",", 1, true) then',
+      "if false then",
+    ),
   ]),
   /**
    * g (issue 22), hand-overs: HANDOVER ignores the next holder's tombstone, so a HANDOVER that
@@ -161,15 +165,16 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * k (issue 22): a resume's undo keeps its tombstone for the round's TTL only, though RESUME
+   * k (issue 22): a resume's undo keeps its tombstone (the ticket's record of failed resumes) for
+   * the round's TTL only, though RESUME
    * places its token with max(TTL, the ticket's token's expiry): a RESUME running after the
    * tombstone expired swaps the ticket's token away while the lock's longer lease lasts.
    */
   "k22-undo-tombstone-round-ttl": new Map([
     mutate(
       DISCARD,
-      'redis.call("SET", void, "1", "PX", keep)',
-      'redis.call("SET", void, "1", "PX", ARGV[2])',
+      'redis.call("SET", void, record, "PX", keep)',
+      'redis.call("SET", void, record, "PX", ARGV[2])',
     ),
   ]),
   /**

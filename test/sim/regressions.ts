@@ -593,4 +593,48 @@ export const REGRESSIONS = {
     mutant: "k22-undo-tombstone-round-ttl",
     finds: "blocked-by-nobody",
   },
+  /**
+   * m (issue 22): as h22, but the undo is slower than the late RESUME: the RESUMEs to nodes 1 and
+   * 2 run 1 s late, the undo's DISCARDs there 3 s late. The redelivery 1.5 s after the failure
+   * finds nodes 1 and 2 holding the failed resume's own token: it must get QuorumError (and be
+   * redelivered), not LockLostError "resumed already" — once the undo landed, a redelivery
+   * resumes (two grants: the sender's and the resume; `sim.test.ts` checks them).
+   */
+  "m22-redelivery-during-slow-undo": {
+    spec: {
+      seed: 26,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      late: [
+        { node: 1, from: 120, to: 300, by: 1_000 },
+        { node: 2, from: 120, to: 300, by: 1_000 },
+        { node: 1, from: 300, to: 800, by: 3_000 },
+        { node: 2, from: 300, to: 800, by: 3_000 },
+      ],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(0, {
+              kind: "handoff",
+              key: 0,
+              wait: 0,
+              lease: 1_000,
+              hold: 50,
+              ticketLease: 10_000,
+              deliveries: 1,
+              to: 1,
+              delay: 100,
+              redeliver: 1_500,
+            }),
+          ],
+        },
+        { wake: false, rate: 1, callers: [] },
+      ],
+    },
+  },
 } satisfies Record<string, Regression>;
