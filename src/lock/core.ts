@@ -101,13 +101,22 @@ export class LockCore {
   }
 
   /**
-   * The local line (and release order) of a lock on `keys`: one per set of keys. Callers of this
-   * instance on overlapping but different sets stand in different lines, and the nodes decide
-   * between them; a handover only ever goes to a caller for the very same keys.
+   * The local line of a lock on `keys`: one per set of keys (the release order is per key:
+   * `lockKeysOf`). Callers of this instance on overlapping but different sets stand in different
+   * lines, and the nodes decide between them; a handover only ever goes to a caller for the very
+   * same keys.
    */
   lineOf(keys: Keys): string {
     // JSON of the lock keys: distinct sets never share a line, whatever the keys contain.
     return JSON.stringify(keys.filter((_, i) => i % 3 === 0));
+  }
+
+  /**
+   * The lock keys of a lock on `keys` (every triple's first): the release order is kept per lock
+   * key (`ReleaseOrder`), so a release of a set holds up an acquire of any of its keys.
+   */
+  lockKeysOf(keys: Keys): readonly string[] {
+    return keys.filter((_, i) => i % 3 === 0);
   }
 
   /**
@@ -250,7 +259,7 @@ export class LockCore {
     sending: { signal?: AbortSignal | undefined; after?: ReleaseWait | undefined } = {},
   ): Promise<NodeAnswer<number>> {
     const after =
-      "after" in sending ? sending.after : this.order.after(node.index, this.lineOf(keys));
+      "after" in sending ? sending.after : this.order.after(node.index, this.lockKeysOf(keys));
     const options = { timeoutMs, budget, spare: this.nodes.length, after, signal: sending.signal };
     const reply = await evalScript(node, ACQUIRE, this.keysFor(keys, args[0] ?? ""), args, options);
     return acquireAnswer(reply, this.options.fencing);
@@ -319,7 +328,8 @@ export class LockCore {
    * Resume round (a ticket): on every node, swap the ticket's token for `token` where it is still
    * there, never shortening its expiry, and with fencing increment the fence counter (see
    * `RESUME_LUA`). Values and `fence` are the counters, as in an acquire round, so `judge` decides
-   * it like one: fence raise on N > 1, validity from the round's start.
+   * it like one: fence raise on N > 1, validity from the round's start. `seen.undone` is set when
+   * a node holds the ticket's record of failed resumes (one of them may still hold its token).
    */
   resumeRound(
     keys: Keys,
@@ -328,15 +338,19 @@ export class LockCore {
     ttl: number,
     timeoutMs: number,
     budget: Budget | undefined,
+    seen: { undone: boolean } = { undone: false },
   ): Promise<Round<number>> {
     const args = [ticketToken, token, String(ttl), this.options.fencing ? "1" : "0"];
-    const withVoid = this.keysFor(keys, token);
+    // The ticket's record of failed resumes (where their undo writes their tombstones).
+    const withVoid = this.keysFor(keys, ticketToken);
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
           const options = { timeoutMs, budget, signal };
-          const { cas, fence } = await evalScript(node, RESUME, withVoid, args, options);
+          const reply = await evalScript(node, RESUME, withVoid, args, options);
+          const { cas, fence } = reply;
+          if (reply.undone) seen.undone = true;
           const status = casStatus(cas);
           return status === "ok" ? { status, value: fence, fence } : { status, value: fence };
         },
@@ -387,7 +401,7 @@ export class LockCore {
           const hold = holds?.[node.index] ?? true;
           if (hold === false) return NOT_THERE;
           // Its worst case: waiting for our acquire there, then the request itself.
-          const ended = this.order.track(node.index, this.lineOf(keys), 2 * timeoutMs);
+          const ended = this.order.track(node.index, this.lockKeysOf(keys), 2 * timeoutMs);
           try {
             if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
             // Sent later than the round's start: a timer of its own.
@@ -441,7 +455,8 @@ export class LockCore {
   ): Promise<Round<CasReply>> {
     const { nodes, holds, restore } = scope;
     const args = restore === undefined ? [token, String(ttl)] : [token, String(ttl), restore];
-    const withVoid = this.keysFor(keys, token);
+    // A resume's undo records `token` in the ticket's record of failed resumes (`RESUME_LUA`).
+    const withVoid = this.keysFor(keys, restore ?? token);
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
@@ -449,7 +464,7 @@ export class LockCore {
           const hold = holds?.[node.index] ?? true;
           if (hold === false) return NOT_THERE;
           // Acquires of ours on this key and node wait for it, as for a release.
-          const ended = this.order.track(node.index, this.lineOf(keys), 2 * timeoutMs);
+          const ended = this.order.track(node.index, this.lockKeysOf(keys), 2 * timeoutMs);
           try {
             if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
             // Sent later than the round's start: a timer of its own.

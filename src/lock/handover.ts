@@ -95,8 +95,8 @@ async function handOn(
 ): Promise<Handed> {
   // Our other releases of this key in flight on this node go first; this one is tracked too.
   const { timeoutMs } = next;
-  const after = core.order.after(node.index, core.lineOf(keys));
-  const ended = core.order.track(node.index, core.lineOf(keys), 2 * timeoutMs);
+  const after = core.order.after(node.index, core.lockKeysOf(keys));
+  const ended = core.order.track(node.index, core.lockKeysOf(keys), 2 * timeoutMs);
   try {
     const waited = hold !== true;
     // The round's signal fits a request sent at once only; a later one gets a timer of its own.

@@ -32,6 +32,34 @@ describe("ReleaseOrder", () => {
     expect(order.after(0, "k")).toBeUndefined();
   });
 
+  it("is kept per key: a release of a set holds up an acquire of each of its keys", async () => {
+    const order = new ReleaseOrder(1);
+    const ended = order.track(0, ["a", "b"], 10_000);
+    expect(order.after(0, "c")).toBeUndefined();
+    let settled = 0;
+    for (const keys of ["a", "b", ["b", "c"]]) {
+      void order
+        .after(
+          0,
+          keys,
+        )?.(10_000)
+        .then(() => {
+          settled++;
+        });
+    }
+    await tick();
+    expect(settled).toBe(0);
+    ended();
+    await tick();
+    expect(settled).toBe(3);
+    expect(order.tracked(0)).toBe(0);
+    // And a release of one key holds up an acquire of a set containing it.
+    const single = order.track(0, "a", 10_000);
+    expect(order.after(0, ["a", "b"])).toBeDefined();
+    single();
+    expect(order.after(0, ["a", "b"])).toBeUndefined();
+  });
+
   it("a release that never reports back stops holding anyone up after its worst case", async () => {
     const order = new ReleaseOrder(1);
     order.track(0, "k", 20); // never ended

@@ -29,8 +29,9 @@ function onWorkers(): boolean {
 }
 
 /**
- * Our releases in flight, per node and lock key, within one `Locks` instance. An acquire of the
- * same key on that node waits for them (`after`) before it is sent: overtaking our own release
+ * Our releases in flight, per node and lock key, within one `Locks` instance. An acquire of a
+ * key on that node waits for them (`after`) before it is sent — per key: a lock on several keys
+ * waits for our releases of each of them, and its own release holds up acquires of each: overtaking our own release
  * there, it would find our old token and count the node as busy. This is liveness only: every
  * request may have run in any order, and a release only ever removes its own token
  * (docs/SAFETY.md §6, "Our releases first").
@@ -68,44 +69,58 @@ export class ReleaseOrder {
   }
 
   /**
-   * Record a release of `lockKey` on node `index` as in flight for at most `ms` (its worst case);
-   * call the result when it ended. Past `ms` it no longer holds anyone up: on Workers, a release
-   * whose request ended may never report back.
+   * Record a release of `lockKeys` (one lock key, or every key of a lock on several) on node
+   * `index` as in flight for at most `ms` (its worst case); call the result when it ended. It is
+   * recorded under each of its keys, so an acquire of any one of them waits for it. Past `ms` it
+   * no longer holds anyone up: on Workers, a release whose request ended may never report back.
    */
-  track(index: number, lockKey: string, ms: number): () => void {
+  track(index: number, lockKeys: string | readonly string[], ms: number): () => void {
     const lines = this.#nodes[index] as Map<string, Set<InFlight>>;
     // Releases that never report back (Workers) on keys nobody locks again would stay forever.
     if (lines.size >= (this.#sweepAt[index] ?? SWEEP_MIN)) this.#sweep(index, lines);
-    const inFlight = lines.get(lockKey) ?? new Set<InFlight>();
-    lines.set(lockKey, inFlight);
     const release: InFlight = { until: performance.now() + ms, ended: false, waiters: new Set() };
-    inFlight.add(release);
+    const keys = [...new Set(typeof lockKeys === "string" ? [lockKeys] : lockKeys)];
+    for (const lockKey of keys) {
+      const inFlight = lines.get(lockKey) ?? new Set<InFlight>();
+      lines.set(lockKey, inFlight);
+      inFlight.add(release);
+    }
     return () => {
       if (release.ended) return;
       release.ended = true;
-      inFlight.delete(release);
-      if (inFlight.size === 0 && lines.get(lockKey) === inFlight) lines.delete(lockKey);
+      for (const lockKey of keys) {
+        const inFlight = lines.get(lockKey);
+        inFlight?.delete(release);
+        if (inFlight?.size === 0) lines.delete(lockKey);
+      }
       for (const wake of release.waiters) wake();
       release.waiters.clear();
     };
   }
 
   /**
-   * A wait for every release of `lockKey` on node `index` tracked so far and not yet past its
-   * worst case, or `undefined` when there is none (nothing to wait for).
+   * A wait for every release tracked so far on node `index` under any of `lockKeys` (one lock
+   * key, or every key of a lock on several) and not yet past its worst case, or `undefined` when
+   * there is none (nothing to wait for): a release of `["a", "b"]` holds up an acquire of `"a"`,
+   * and a release of `"a"` one of `["a", "b"]`, as the nodes would find our token on that key.
    */
-  after(index: number, lockKey: string): ReleaseWait | undefined {
+  after(index: number, lockKeys: string | readonly string[]): ReleaseWait | undefined {
     const lines = this.#nodes[index];
-    const inFlight = lines?.get(lockKey);
-    if (inFlight === undefined) return undefined;
+    if (lines === undefined) return undefined;
     const now = performance.now();
-    for (const release of inFlight) if (release.until <= now) inFlight.delete(release);
-    if (inFlight.size === 0) {
-      lines?.delete(lockKey);
-      return undefined;
+    const pending = new Set<InFlight>();
+    for (const lockKey of typeof lockKeys === "string" ? [lockKeys] : lockKeys) {
+      const inFlight = lines.get(lockKey);
+      if (inFlight === undefined) continue;
+      for (const release of inFlight) {
+        if (release.until <= now) inFlight.delete(release);
+        else pending.add(release);
+      }
+      if (inFlight.size === 0) lines.delete(lockKey);
     }
-    const pending = [...inFlight];
-    return (ms) => waitFor(pending, ms, this.#wakes);
+    if (pending.size === 0) return undefined;
+    const waiting = [...pending];
+    return (ms) => waitFor(waiting, ms, this.#wakes);
   }
 
   /** Drop node `index`'s records past their worst case; next sweep at twice the keys left. */

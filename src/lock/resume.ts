@@ -72,7 +72,8 @@ export function checkTicket(
  * less is undone — the ticket's token put back wherever ours replaced it, ours tombstoned so that a
  * late RESUME of this round swaps nothing, every node awaited — and reported: gone on a majority
  * → `LockLostError`, otherwise `QuorumError`, after which a redelivery of the same ticket can
- * still resume it.
+ * still resume it. Gone on a majority while a node holds the ticket's record of failed resumes
+ * is a `QuorumError` too: the nodes "held" may hold a failed resume's token until its undo lands.
  *
  * @example
  * const grant = await resumeGrant(core, checkTicket(message.ticket, core), budget);
@@ -95,7 +96,8 @@ export async function resumeGrant(
   if (shortfall !== undefined) throw shortfall;
   const token = newToken();
   const timeoutMs = core.timeoutFor(ttl);
-  const round = await core.resumeRound(keys, ticket.token, token, ttl, timeoutMs, budget);
+  const seen = { undone: false };
+  const round = await core.resumeRound(keys, ticket.token, token, ttl, timeoutMs, budget, seen);
   const verdict = await judge(core, keys, round, token, ttl, timeoutMs, budget);
   const { outcomes, durationMs } = verdict;
   if (verdict.granted) {
@@ -114,8 +116,14 @@ export async function resumeGrant(
   const gone = settled.filter((o) => o.status === "absent" || o.status === "held");
   // Lost only when the ticket's token is gone from a majority; a resume that swapped on a
   // majority but too late (validity below minValidity) was undone like any failed one, so a
-  // redelivery can still resume: that is a QuorumError.
-  if (!verdict.invalid && !round.ok && gone.length > n - quorum) {
+  // redelivery can still resume: that is a QuorumError. So is a majority gone while the ticket's
+  // token was still on some node (we swapped it there) and a node holds the ticket's record of
+  // failed resumes: a node "held" may hold such a resume's token, its undo still on the way,
+  // after which the ticket is resumable again (docs/SAFETY.md, theorem 3). A duplicate after a
+  // successful resume finds the ticket's token nowhere: LockLostError.
+  const undoing =
+    seen.undone && settled.some((o) => o.status === "ok") && gone.some((o) => o.status === "held");
+  if (!verdict.invalid && !round.ok && !undoing && gone.length > n - quorum) {
     core.emit({ type: "resume", key, result: "lost", durationMs, outcomes: settled });
     const where = gone
       .map((o) => `${nodeName(o)}: ${o.status === "absent" ? "the token is gone" : reasonOf(o)}`)
@@ -125,9 +133,12 @@ export async function resumeGrant(
   }
   core.emit({ type: "resume", key, result: "unavailable", durationMs, outcomes });
   const fix = configurationFault(outcomes);
-  const undo = restored
-    ? "the ticket's lock is as it was: a redelivery can resume it"
-    : "putting the ticket's lock back did not answer on every node yet: a redelivery may find it held there until it lands";
+  const undo =
+    undoing && gone.length > n - quorum
+      ? "a failed earlier resume of this ticket was undone on some nodes and may still hold others until its undo lands there: a later redelivery can resume it then (or learns it was resumed)"
+      : restored
+        ? "the ticket's lock is as it was: a redelivery can resume it"
+        : "putting the ticket's lock back did not answer on every node yet: a redelivery may find it held there until it lands";
   const why = `resume failed: ${verdict.why ?? "no majority"}: ${describeNodes(outcomes)}; ${undo}`;
   throw new QuorumError(key, fix === undefined ? why : `${fix}. ${why}`, { outcomes });
 }

@@ -284,14 +284,22 @@ return 1
  * keys: resumed only when every key holds the ticket's token; {-1, 0} when any key holds anything
  * but the two tokens or nothing; {0, 0} otherwise.
  *
- * After the triples, the fresh token's tombstone key (see `TRIPLES`): when it exists, this resume
- * failed and its undo (DISCARD with the ticket's token) already ran here, so a RESUME of it that
- * runs now (late, or re-sent) swaps nothing and returns {-1, 0}: the ticket stays resumable.
+ * After the triples, the ticket's record of failed resumes, `<first lock key>:void:<ticket's
+ * token>` (see `TRIPLES`, `DISCARD_LUA`): the fresh tokens of this ticket's failed resumes whose
+ * undo ran here, each followed by a comma. When it lists ARGV[2], this resume failed and was
+ * undone here, so a RESUME of it that runs now (late, or re-sent) swaps nothing and returns
+ * {-1, 0, 1}: the ticket stays resumable. Every reply has a third element, 1 when the record
+ * exists here (a resume of this ticket failed: a node that holds "anything else" may hold that
+ * resume's token until its undo lands there, so the client does not call the ticket lost), else 0.
  */
 export const RESUME_LUA = `-- edgelock resume
 ${TRIPLES}${FENCES}local n, void = triples()
-if discarded(void) then
-  return {-1, 0}
+local undone = 0
+if void and redis.call("TYPE", void).ok == "string" then
+  undone = 1
+  if string.find(redis.call("GET", void), ARGV[2] .. ",", 1, true) then
+    return {-1, 0, 1}
+  end
 end
 local ticket, fresh = 0, 0
 for i = 1, n do
@@ -301,7 +309,7 @@ for i = 1, n do
   elseif current == ARGV[2] then
     fresh = fresh + 1
   elseif current ~= false then
-    return {-1, 0}
+    return {-1, 0, undone}
   end
 end
 if ticket == n then
@@ -317,12 +325,12 @@ if ticket == n then
   if ARGV[4] == "1" then
     fence = issue()
   end
-  return {1, fence}
+  return {1, fence, undone}
 end
 if fresh == n then
-  return {1, counters()}
+  return {1, counters(), undone}
 end
-return {0, 0}
+return {0, 0, undone}
 `;
 
 /**
@@ -378,13 +386,16 @@ return -1
 /**
  * Fence raise. ARGV[1] = fence, ARGV[2] = our token. Raises the counter to at least ARGV[1] (a
  * max, so it is idempotent and never lowers a counter). Returns {1, counter} when the lock key
- * holds our token or is absent, {0, counter} when it holds anything else: there another holder
- * may already have taken its INCR below our fence, so this raise does not order it after us and
- * must not count towards the raise's majority (docs/SAFETY.md, fence monotonicity). Where it counts
-the counter keeps no expiry (a one-shot key's counter may have one from an earlier run's end:
-from this grant on it lives until this run's own end gives it one again); where it does not
-count, a raise keeps the counter's expiry, and a counter it creates beside a done marker expires
-with the marker (a late raise of the run that wrote it). Several keys:
+ * holds our token, or is absent beside a counter without expiry (or none); {0, counter} otherwise:
+ * where the key holds anything else another holder may already have taken its INCR below our
+ * fence, so this raise does not order it after us and must not count towards the raise's majority
+ * (docs/SAFETY.md, fence monotonicity). Where the key holds our token the counter keeps no expiry
+ * (a one-shot key's counter may have one from an earlier run's end: from this grant on it lives
+ * until this run's own end gives it one again). An absent key beside an expiring counter is a
+ * one-shot key whose run ended there (possibly this raise's own run, the raise running late):
+ * the raise does not count, and like every raise that does not count it keeps the counter's
+ * expiry, so no late raise leaves a counter for ever; a counter it creates beside a done marker
+ * expires with the marker (a late raise of the run that wrote it). Several keys:
  * every counter is raised, the reply's counter is the highest, and the raise counts only when
  * every lock key holds our token or is absent.
  */
@@ -395,16 +406,16 @@ local top = 0
 for i = 1, math.ceil(#KEYS / 3) do
   local counter = tonumber(redis.call("GET", KEYS[3 * i - 1]) or "0")
   local current = redis.call("GET", KEYS[3 * i - 2])
-  local mine = current == false or current == ARGV[2]
   local left = redis.call("PTTL", KEYS[3 * i - 1])
+  local mine = current == ARGV[2] or (current == false and left < 0)
   if counter < target then
     redis.call("SET", KEYS[3 * i - 1], ARGV[1])
     counter = target
     if not mine and left == -2 and string.sub(current, 1, 5) == "done:" then
       left = redis.call("PTTL", KEYS[3 * i - 2])
     end
-    if left >= 1 and not mine then
-      redis.call("PEXPIRE", KEYS[3 * i - 1], math.floor(left))
+    if left >= 0 and not mine then
+      redis.call("PEXPIRE", KEYS[3 * i - 1], math.max(math.floor(left), 1))
     end
   elseif mine and left >= 0 then
     redis.call("SET", KEYS[3 * i - 1], tostring(counter))
@@ -659,30 +670,40 @@ return removed
  * Discard the token of a failed round: the cleanup of a failed acquire or hand-over, and the undo
  * of a failed resume. ARGV[1] = the round's token, ARGV[2] = ms to keep its tombstone (the round's
  * TTL), ARGV[3] (optional, a resume's undo) = the ticket's token to put back. KEYS: the triples,
- * then the token's tombstone key (see `TRIPLES`).
+ * then the token's tombstone key (see `TRIPLES`) — for a resume's undo, the ticket's record of
+ * failed resumes `<first lock key>:void:<ticket's token>` instead, to which ARGV[1] is appended
+ * (with a comma; the record never expires earlier than it would have), and which RESUME reads.
  *
  * Every key holding the token is deleted, or with ARGV[3] set back to the ticket's token with the
- * expiry it has (RESUME placed ARGV[1] only where the ticket's token was, so this undoes it). Then
- * the tombstone is written, whatever the keys held: a request of the round that runs here later
- * (it timed out, or was re-sent) finds it and places nothing, so the order in which the cleanup
- * and a late request arrive no longer matters (docs/SAFETY.md, L3). No room is served: freeing a
+ * expiry it has (RESUME placed ARGV[1] only where the ticket's token was, so this undoes it; with
+ * no expiry left the key is deleted: every write of a lock key carries a PX). Then the tombstone
+ * is written, whatever the keys held: a request of the round that runs here later (it timed out,
+ * or was re-sent) finds it and places nothing, so the order in which the cleanup and a late
+ * request arrive no longer matters (docs/SAFETY.md, L3). It lives ARGV[2] ms, and for an undo at
+ * least as long as any key holding either token has left: a late RESUME places its token with
+ * max(ttl, the ticket's token's expiry), so the tombstone outlives the ticket's token there and a
+ * RESUME arriving after the tombstone finds nothing to swap. No room is served: freeing a
  * minority of nodes does not free the lock. Returns 1 when any key held the token, 0 when every key
  * was absent, -1 otherwise (left alone).
  */
 export const DISCARD_LUA = `-- edgelock discard
 ${TRIPLES}local n, void = triples()
 local found, gone = 0, 0
+local keep = tonumber(ARGV[2])
 for i = 1, n do
   local key = KEYS[3 * i - 2]
   local current = redis.call("GET", key)
+  local left = redis.call("PTTL", key)
+  if ARGV[3] and (current == ARGV[1] or current == ARGV[3]) and left > keep then
+    keep = left
+  end
   if current == ARGV[1] then
     found = 1
     if ARGV[3] then
-      local left = redis.call("PTTL", key)
       if left > 0 then
         redis.call("SET", key, ARGV[3], "PX", left)
       else
-        redis.call("SET", key, ARGV[3])
+        redis.call("DEL", key)
       end
     else
       redis.call("DEL", key)
@@ -691,8 +712,21 @@ for i = 1, n do
     gone = gone + 1
   end
 end
-if void then
-  redis.call("SET", void, "1", "PX", ARGV[2])
+if void and ARGV[3] then
+  local record = ""
+  if redis.call("TYPE", void).ok == "string" then
+    record = redis.call("GET", void)
+    local left = redis.call("PTTL", void)
+    if left > keep then
+      keep = left
+    end
+  end
+  if not string.find(record, ARGV[1] .. ",", 1, true) then
+    record = record .. ARGV[1] .. ","
+  end
+  redis.call("SET", void, record, "PX", keep)
+elseif void then
+  redis.call("SET", void, "1", "PX", keep)
 end
 if found == 1 then
   return 1

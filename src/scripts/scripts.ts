@@ -92,22 +92,31 @@ export const EXTEND: Script<CasReply> = {
   parse: casCode,
 };
 
-/** Resume reply: the swap's outcome (as {@link CasReply}) and, when resumed, the fence (0 without). */
+/**
+ * Resume reply: the swap's outcome (as {@link CasReply}), when resumed the fence (0 without), and
+ * whether the node holds the ticket's record of failed resumes (a resume of this ticket failed
+ * and was undone there: another node's "held" may be that resume's token, its undo still on the
+ * way).
+ */
 export interface ResumeReply {
   readonly cas: CasReply;
   readonly fence: number;
+  readonly undone: boolean;
 }
 
 /** See `RESUME_LUA`. */
 export const RESUME: Script<ResumeReply> = {
   name: "resume",
   lua: RESUME_LUA,
-  sha1: "1e009fdf6d7f35a229a9b56e019a66c6510daee7",
+  sha1: "97bd4fd5eac6975eecb80849110642b51c5d4858",
   parse(reply) {
-    const pair = Array.isArray(reply) && reply.length === 2 ? reply : undefined;
-    const cas = casCode(pair?.[0]);
-    const fence = pair?.[1];
-    return cas !== undefined && isInt(fence) && fence >= 0 ? { cas, fence } : undefined;
+    const triple = Array.isArray(reply) && reply.length === 3 ? reply : undefined;
+    const cas = casCode(triple?.[0]);
+    const fence = triple?.[1];
+    const undone = triple?.[2];
+    return cas !== undefined && isInt(fence) && fence >= 0 && (undone === 0 || undone === 1)
+      ? { cas, fence, undone: undone === 1 }
+      : undefined;
   },
 };
 
@@ -132,7 +141,7 @@ export interface RaiseReply {
 export const DISCARD: Script<CasReply> = {
   name: "discard",
   lua: DISCARD_LUA,
-  sha1: "24638a6eaff8df42ace2462f685982dc841c1e1f",
+  sha1: "79c5a75669396e5af4c6563e26ce4a7c54bc60ef",
   parse: casCode,
 };
 
@@ -140,7 +149,7 @@ export const DISCARD: Script<CasReply> = {
 export const FENCE_RAISE: Script<RaiseReply> = {
   name: "fence-raise",
   lua: FENCE_RAISE_LUA,
-  sha1: "740f940ba9ad6a42bb09d2caed8d55572a734507",
+  sha1: "22f3b0923983de4c105415b1d57547b3e4976562",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;

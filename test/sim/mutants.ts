@@ -11,6 +11,7 @@
 import {
   ACQUIRE,
   COMPLETE,
+  DISCARD,
   EXTEND,
   FENCE_RAISE,
   HANDOVER,
@@ -146,7 +147,11 @@ export const MUTANTS = {
    * its undo swaps the ticket's token away again: blocked by nobody, and the redelivery is lost.
    */
   "h22-late-resume-swaps": new Map([
-    mutate(RESUME, "if discarded(void) then\n  return {-1, 0}", "if false then\n  return {-1, 0}"),
+    mutate(
+      RESUME,
+      'if string.find(redis.call("GET", void), ARGV[2] .. ",", 1, true) then',
+      "if false then",
+    ),
   ]),
   /**
    * g (issue 22), hand-overs: HANDOVER ignores the next holder's tombstone, so a HANDOVER that
@@ -157,6 +162,31 @@ export const MUTANTS = {
       HANDOVER,
       "if discarded(void) then\n  local released = 0",
       "if false then\n  local released = 0",
+    ),
+  ]),
+  /**
+   * k (issue 22): a resume's undo keeps its tombstone (the ticket's record of failed resumes) for
+   * the round's TTL only, though RESUME
+   * places its token with max(TTL, the ticket's token's expiry): a RESUME running after the
+   * tombstone expired swaps the ticket's token away while the lock's longer lease lasts.
+   */
+  "k22-undo-tombstone-round-ttl": new Map([
+    mutate(
+      DISCARD,
+      'redis.call("SET", void, record, "PX", keep)',
+      'redis.call("SET", void, record, "PX", ARGV[2])',
+    ),
+  ]),
+  /**
+   * l (issue 22): a resume's undo that finds the fresh token with no time left (PTTL 0 inside the
+   * script) puts the ticket's token back without any expiry. Not reachable by a schedule (the
+   * simulated clock never stops on an expiry there); `test/sim/node/undo-expiry.test.ts` runs it.
+   */
+  "l22-undo-without-expiry": new Map([
+    mutate(
+      DISCARD,
+      'redis.call("DEL", key)\n      end\n    else',
+      'redis.call("SET", key, ARGV[3])\n      end\n    else',
     ),
   ]),
 } satisfies Record<string, ScriptOverrides>;

@@ -548,4 +548,93 @@ export const REGRESSIONS = {
     mutant: "g22-late-handover-places",
     finds: "blocked-by-nobody",
   },
+  /**
+   * k (issue 22): as h22, but the lock's lease (3 s) outlasts the ticket's (0.5 s): the resume
+   * round's TTL is 0.5 s while the nodes keep ~3 s, and the RESUMEs to nodes 1 and 2 run 1.2 s
+   * late — after a tombstone kept for the round's TTL would have expired. The undo's tombstone
+   * outlives the ticket's token there, so they swap nothing and the redelivery resumes. Undone
+   * (the tombstone kept for the round's TTL only), the late RESUMEs swap the ticket's token away
+   * on a majority after their undo ran there (blocked-by-nobody).
+   */
+  "k22-late-resume-past-round-ttl": {
+    spec: {
+      seed: 25,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      late: [
+        { node: 1, from: 120, to: 300, by: 1_200 },
+        { node: 2, from: 120, to: 300, by: 1_200 },
+      ],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(0, {
+              kind: "handoff",
+              key: 0,
+              wait: 0,
+              lease: 3_000,
+              hold: 50,
+              ticketLease: 500,
+              deliveries: 1,
+              to: 1,
+              delay: 100,
+              redeliver: 1_500,
+            }),
+          ],
+        },
+        { wake: false, rate: 1, callers: [] },
+      ],
+    },
+    mutant: "k22-undo-tombstone-round-ttl",
+    finds: "blocked-by-nobody",
+  },
+  /**
+   * m (issue 22): as h22, but the undo is slower than the late RESUME: the RESUMEs to nodes 1 and
+   * 2 run 1 s late, the undo's DISCARDs there 3 s late. The redelivery 1.5 s after the failure
+   * finds nodes 1 and 2 holding the failed resume's own token: it must get QuorumError (and be
+   * redelivered), not LockLostError "resumed already" — once the undo landed, a redelivery
+   * resumes (two grants: the sender's and the resume; `sim.test.ts` checks them).
+   */
+  "m22-redelivery-during-slow-undo": {
+    spec: {
+      seed: 26,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      late: [
+        { node: 1, from: 120, to: 300, by: 1_000 },
+        { node: 2, from: 120, to: 300, by: 1_000 },
+        { node: 1, from: 300, to: 800, by: 3_000 },
+        { node: 2, from: 300, to: 800, by: 3_000 },
+      ],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(0, {
+              kind: "handoff",
+              key: 0,
+              wait: 0,
+              lease: 1_000,
+              hold: 50,
+              ticketLease: 10_000,
+              deliveries: 1,
+              to: 1,
+              delay: 100,
+              redeliver: 1_500,
+            }),
+          ],
+        },
+        { wake: false, rate: 1, callers: [] },
+      ],
+    },
+  },
 } satisfies Record<string, Regression>;

@@ -76,6 +76,16 @@ describe("deterministic simulation", () => {
     expect(grants[1]).toMatch(/grant i1\/c0#1 k0 .* release=released$/);
   });
 
+  it("regression m22: a redelivery during a slow undo is redelivered again, then resumes", async () => {
+    const { trace } = await runSchedule(REGRESSIONS["m22-redelivery-during-slow-undo"].spec, {
+      trace: true,
+    });
+    const grants = (trace ?? []).filter((l) => l.includes(" grant "));
+    expect(grants).toHaveLength(2);
+    expect(grants[0]).toMatch(/grant i0\/c0#0 k0 .* release=handed-on$/);
+    expect(grants[1]).toMatch(/grant i1\/c0#1 k0 .* release=released$/);
+  });
+
   it("replays a schedule exactly (same seed, same trace)", async () => {
     const { spec } = REGRESSIONS["c-handover-starvation"];
     const first = await runSchedule(spec, { trace: true });

@@ -85,7 +85,8 @@ export type DedupeScheduledOptions<
          * Worker's script name): part of the default key
          * `scheduled:${name}:${controller.cron}:${controller.scheduledTime}`, so two Workers with
          * the same cron each run their own job. Required unless `key` is given (the runtime tells
-         * a Worker neither its own name nor any other identity of the job).
+         * a Worker neither its own name nor any other identity of the job). At most 512 UTF-8
+         * bytes (`MAX_JOB_NAME_BYTES`); `:` is allowed (a cron expression never holds one).
          */
         readonly name: string;
         readonly key?: undefined;

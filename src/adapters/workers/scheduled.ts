@@ -2,7 +2,8 @@ import { budget as budgets } from "../../budget";
 import { once } from "../../dedupe/once";
 import { checkRetention } from "../../dedupe/options";
 import { logSkip } from "../../dedupe/skip-log";
-import { ConfigurationError } from "../../errors";
+import { ConfigurationError, isConfigurationError } from "../../errors";
+import type { Lock } from "../../lock/types";
 import { checkFunction, checkKnown, checkLocksOption, optionalMs } from "../../validate";
 import type {
   DedupedScheduledHandler,
@@ -25,7 +26,9 @@ const KNOWN = new Set(["locks", "name", "key", "retention", "lease", "budget", "
  *   normally;
  * - `handler` throws: the lock is released (no marker) and the error rethrown, so the runtime's
  *   retry can run the job; lock failures (`QuorumError`, `BudgetExhaustedError`) are rethrown
- *   too, without running `handler`.
+ *   too, without running `handler`;
+ * - a `ConfigurationError` before `handler` runs (from `locks(env)`, `key` or `budget`, or a key
+ *   that `once()` refuses): `controller.noRetry()`, then rethrown — every retry would fail alike.
  * A run whose marker could not be written on a majority of nodes still ends normally; the
  * manager's `onEvent` reports it (`{ type: "complete", result: "unrecorded" }`), and a later
  * duplicate may run again.
@@ -42,7 +45,7 @@ const KNOWN = new Set(["locks", "name", "key", "retention", "lease", "budget", "
  * @param options see {@link DedupeScheduledOptions}
  * @returns `(controller, env, ctx) => Promise<void>`, an `ExportedHandlerScheduledHandler<Env>`
  * @throws {ConfigurationError} at wrap time, naming the invalid option (`name` when neither `name`
- *   nor `key` is given, or both)
+ *   nor `key` is given, or both, or longer than {@link MAX_JOB_NAME_BYTES} bytes)
  * @example
  * import { createLocks } from "edgelock";
  * import { dedupeScheduled, nodesFromEnv } from "edgelock/workers";
@@ -76,16 +79,31 @@ export function dedupeScheduled<
   const lease = optionalMs("lease", options.lease, 1);
 
   return async function dedupedScheduled(controller: Controller, env: Env, ctx: Ctx) {
-    const manager = typeof locks === "function" ? locks(env) : locks;
-    const runKey =
-      key === undefined
-        ? `scheduled:${name}:${controller.cron}:${controller.scheduledTime}`
-        : key(controller, env);
-    const result = await once(manager, runKey, (lock) => handler(controller, env, ctx, lock), {
-      retention,
-      budget: budget === undefined ? budgets.workersScheduled() : budget(controller, env),
-      ...(lease === undefined ? {} : { lease }),
-    });
+    let started = false;
+    let result: Awaited<ReturnType<typeof once>>;
+    let runKey = "";
+    try {
+      const manager = typeof locks === "function" ? locks(env) : locks;
+      runKey =
+        key === undefined
+          ? `scheduled:${name}:${controller.cron}:${controller.scheduledTime}`
+          : key(controller, env);
+      const run = (lock: Lock) => {
+        started = true;
+        return handler(controller, env, ctx, lock);
+      };
+      result = await once(manager, runKey, run, {
+        retention,
+        budget: budget === undefined ? budgets.workersScheduled() : budget(controller, env),
+        ...(lease === undefined ? {} : { lease }),
+      });
+    } catch (error) {
+      // A ConfigurationError before the job ran (the manager, the key, the options) comes back on
+      // every retry of this event: retrying cannot help, so the platform is told not to. The
+      // event still fails, with the error. The job's own errors keep the runtime's retry.
+      if (!started && isConfigurationError(error)) controller.noRetry();
+      throw error;
+    }
     if (result.status === "ran") return;
     controller.noRetry();
     if (onSkip === undefined) {
@@ -101,7 +119,22 @@ export function dedupeScheduled<
   };
 }
 
-/** `name` is the job's identity in the default key: required without `key`, refused with it. */
+/**
+ * Longest accepted job `name`, in UTF-8 bytes: the default key
+ * `scheduled:${name}:${cron}:${scheduledTime}` then leaves about 480 bytes for the cron
+ * expression and the time within a lock key's 1,024 bytes (`MAX_KEY_BYTES`).
+ *
+ * @example
+ * dedupeScheduled(job, { locks, name: "x".repeat(MAX_JOB_NAME_BYTES) }); // the longest name
+ */
+export const MAX_JOB_NAME_BYTES = 512;
+
+/**
+ * `name` is the job's identity in the default key: required without `key`, refused with it, and
+ * at most {@link MAX_JOB_NAME_BYTES} bytes. It may contain `:`: a cron expression never does and
+ * the time is digits, so the key's last two fields are always the cron and the time, and two
+ * distinct (name, cron) pairs never share a key.
+ */
 function checkJobName(name: unknown, keyed: boolean): void {
   if (keyed) {
     if (name !== undefined) {
@@ -118,6 +151,14 @@ function checkJobName(name: unknown, keyed: boolean): void {
       "expected the job's name (a non-empty string, unique among the Workers sharing these nodes " +
         "and prefix): without it two Workers on the same cron would share one key per scheduled " +
         "time and only one of their jobs would run",
+    );
+  }
+  const length = new TextEncoder().encode(name).length;
+  if (length > MAX_JOB_NAME_BYTES) {
+    throw new ConfigurationError(
+      "name",
+      `${length} bytes; at most ${MAX_JOB_NAME_BYTES} (UTF-8), so that the key ` +
+        "`scheduled:<name>:<cron>:<scheduledTime>` fits a lock key's 1024 bytes",
     );
   }
 }

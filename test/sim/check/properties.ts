@@ -127,7 +127,8 @@ const TOKEN = /^[0-9a-f]{32}$/;
  * cleanup's tombstone lasted, is held by nobody and nothing of ours would remove it before its
  * TTL; a majority of nodes holding such tokens for any length of time is a finding. (Documented
  * exceptions, not checked: a cleanup that never reached a node, and a request that runs more than
- * the tombstone's life — the round's TTL — after the cleanup.)
+ * the tombstone's life — the round's TTL — after the cleanup; a resume's undo has no such
+ * exception, its tombstone outliving the ticket's token a late RESUME could swap.)
  */
 function blockedByNobody(history: NodeHistory): Finding[] {
   const ended = new Map<string, TokenEnd[]>();

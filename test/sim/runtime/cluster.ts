@@ -33,7 +33,8 @@ export interface KeyState {
 
 /**
  * The cleanup of a failed round's `token` that ran on `node` at `at`: a DISCARD, whose tombstone
- * keeps a late request of the round from placing the token until `until` (docs/SAFETY.md L3), or
+ * keeps a late request of the round from placing the token until `until` (docs/SAFETY.md L3; for
+ * a resume's undo for ever: its tombstone outlives the ticket's token a late RESUME could swap), or
  * a RELEASE sent without room service (how a cleanup was sent before DISCARD: `until` infinite).
  */
 export interface TokenEnd {
@@ -195,7 +196,16 @@ export class SimCluster {
     const token = args[0];
     if (token === undefined) return;
     if (name === "discard") {
-      this.tokenEnds.push({ node: index, at: now, token, until: now + Number(args[1]) });
+      // The tombstone's life; a resume's undo (the ticket's token in args[2]) outlives the
+      // ticket's token there, so no late RESUME of its round may ever place (L3).
+      const tombstone =
+        keys.length > 3 && keys.length % 3 === 1 ? keys[keys.length - 1] : undefined;
+      const left = tombstone === undefined ? -2 : node.pttl(tombstone);
+      const until =
+        args[2] !== undefined
+          ? Number.POSITIVE_INFINITY
+          : now + (left >= 0 ? left : Number(args[1]));
+      this.tokenEnds.push({ node: index, at: now, token, until });
     } else if (name === "release" && args.length === 1) {
       this.tokenEnds.push({ node: index, at: now, token, until: Number.POSITIVE_INFINITY });
     }
