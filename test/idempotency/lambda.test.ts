@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type HttpEventV1, type HttpEventV2, withIdempotency } from "../../src/adapters/lambda";
 import { createLocks } from "../../src/index";
 import { fakeContext } from "../lambda/helpers";
-import { resetCluster, sleep, uniquePrefix } from "../lock/helpers";
+import { eventually, resetCluster, sleep, uniquePrefix } from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
 
 const dev = useDevCluster({ nodes: 3 });
@@ -46,11 +46,14 @@ function setup() {
   const locks = createLocks({ nodes: dev.cluster.nodes, prefix: uniquePrefix("idem-lambda") });
   let runs = 0;
   let status = 201;
+  // A test may hold the handler open until its duplicate has been answered.
+  let gate: Promise<unknown> = Promise.resolve();
   const handler = withIdempotency(
     async (event: HttpEventV1 | HttpEventV2, _context, lock) => {
       runs += 1;
       expect(lock?.signal.aborted ?? false).toBe(false);
       await sleep(100);
+      await gate;
       return {
         statusCode: status,
         headers: { "content-type": "application/json", "set-cookie": "s=1" },
@@ -59,16 +62,26 @@ function setup() {
     },
     { locks },
   );
-  return { handler, runs: () => runs, setStatus: (s: number) => (status = s) };
+  return {
+    handler,
+    runs: () => runs,
+    setStatus: (s: number) => (status = s),
+    holdUntil: (p: Promise<unknown>) => (gate = p),
+  };
 }
 
 describe("withIdempotency (Lambda HTTP events)", () => {
   it("payload 2.0: first runs, a retry is replayed, a concurrent duplicate gets 409", async () => {
-    const { handler, runs } = setup();
-    const [first, duplicate] = await Promise.all([
-      handler(v2('"k1"'), fakeContext(10_000)),
-      sleep(30).then(() => handler(v2('"k1"'), fakeContext(10_000))),
-    ]);
+    const { handler, runs, holdUntil } = setup();
+    // The duplicate is sent once the first one runs, and the first ends only after the
+    // duplicate was answered: the order does not depend on the machine's speed.
+    let answered: () => void = () => undefined;
+    holdUntil(new Promise<void>((resolve) => (answered = resolve)));
+    const pending = handler(v2('"k1"'), fakeContext(10_000));
+    await eventually(() => runs() === 1);
+    const duplicate = await handler(v2('"k1"'), fakeContext(10_000));
+    answered();
+    const first = await pending;
     expect(first).toMatchObject({ statusCode: 201 });
     expect(duplicate).toMatchObject({
       statusCode: 409,

@@ -291,7 +291,7 @@ describe("wake: true", () => {
         // The endpoint ends the SSE response when its Redis connection goes; the client's
         // subscriber does not notice.
         await Promise.all([0, 1, 2].map((i) => dev.direct(i).client("KILL", "TYPE", "pubsub")));
-        await eventually(async () => (await streamsOf(room)) === 0, 5_000);
+        await eventually(async () => (await streamsOf(room)) === 0, 15_000);
       }
       await holder.release();
       await (await waiting).release();
