@@ -397,23 +397,39 @@ export class LockCore {
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
-        async (node) => {
-          const hold = holds?.[node.index] ?? true;
-          if (hold === false) return NOT_THERE;
-          // Its worst case: waiting for our acquire there, then the request itself.
-          const ended = this.order.track(node.index, this.lockKeysOf(keys), 2 * timeoutMs);
-          try {
-            if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
-            // Sent later than the round's start: a timer of its own.
-            const shared = hold === true ? signal : undefined;
-            return await this.#release(node, keys, args, timeoutMs, budget, shared);
-          } finally {
-            ended();
-          }
-        },
+        (node) =>
+          this.#whereHeld(node, keys, holds, timeoutMs, signal, (shared) =>
+            this.#release(node, keys, args, timeoutMs, budget, shared),
+          ),
         { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll },
       ),
     );
+  }
+
+  /**
+   * Send what ends a grant on one node, only where the grant's token may be (`holds`): nothing
+   * where it never was, and after that node's acquire answered (a request of ours landing first
+   * would find nothing). Our later acquires on these keys and this node wait for it (its worst
+   * case: waiting for the acquire there, then the request itself).
+   */
+  async #whereHeld(
+    node: RestNode,
+    keys: Keys,
+    holds: Holds | undefined,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    send: (signal: AbortSignal | undefined) => Promise<NodeAnswer<CasReply>>,
+  ): Promise<NodeAnswer<CasReply>> {
+    const hold = holds?.[node.index] ?? true;
+    if (hold === false) return NOT_THERE;
+    const ended = this.order.track(node.index, this.lockKeysOf(keys), 2 * timeoutMs);
+    try {
+      if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
+      // Sent later than the round's start: a timer of its own.
+      return await send(hold === true ? signal : undefined);
+    } finally {
+      ended();
+    }
   }
 
   /** One node's compare-and-DEL (`args`: token, and to serve the room: epoch ms, ms, place). */
@@ -460,22 +476,12 @@ export class LockCore {
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
-        async (node) => {
-          const hold = holds?.[node.index] ?? true;
-          if (hold === false) return NOT_THERE;
-          // Acquires of ours on this key and node wait for it, as for a release.
-          const ended = this.order.track(node.index, this.lockKeysOf(keys), 2 * timeoutMs);
-          try {
-            if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
-            // Sent later than the round's start: a timer of its own.
-            const shared = hold === true ? signal : undefined;
+        (node) =>
+          this.#whereHeld(node, keys, holds, timeoutMs, signal, async (shared) => {
             const options = { timeoutMs, budget, signal: shared };
             const reply = await evalScript(node, DISCARD, withVoid, args, options);
             return { status: casStatus(reply), value: reply };
-          } finally {
-            ended();
-          }
-        },
+          }),
         { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll: true },
       ),
     );
