@@ -31,8 +31,9 @@ function onWorkers(): boolean {
 /**
  * Our releases in flight, per node and lock key, within one `Locks` instance. An acquire of a
  * key on that node waits for them (`after`) before it is sent — per key: a lock on several keys
- * waits for our releases of each of them, and its own release holds up acquires of each: overtaking our own release
- * there, it would find our old token and count the node as busy. This is liveness only: every
+ * waits for our releases of each of them, and its own release holds up acquires of each.
+ * Overtaking our own release there, an acquire would find our old token and count the node as
+ * busy. This is liveness only: every
  * request may have run in any order, and a release only ever removes its own token
  * (docs/SAFETY.md §6, "Our releases first").
  *
