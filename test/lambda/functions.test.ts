@@ -1,6 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { isConfigurationError, isLockBusyError } from "../../src/errors";
-import { eventually, pttlBack, readBack, resetCluster, uniquePrefix } from "../lock/helpers";
+import {
+  eventually,
+  pttlBack,
+  quietThenReset,
+  readBack,
+  resetCluster,
+  uniquePrefix,
+} from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
 import { fakeContext, httpEventV2 } from "./helpers";
 
@@ -150,6 +157,7 @@ describe("functions/lambda.chargeInvoice: withLock for asynchronous invokes", ()
   });
 
   it("an event without invoiceId fails before any node is called", async () => {
+    await quietThenReset(dev.cluster);
     const error = await fn.chargeInvoice({} as never, fakeContext(10_000)).catch((e) => e);
     expect(error).toBeInstanceOf(TypeError);
     expect(dev.cluster.controls.map((c) => c.stats().requests)).toEqual([0, 0, 0]);

@@ -2,7 +2,15 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { withLock } from "../../src/adapters/lambda/index";
 import { isBudgetExhaustedError, isLockBusyError, type LockBusyError } from "../../src/errors";
 import { createLocks, type LockEvent, type LocksOptions } from "../../src/index";
-import { eventually, pttlBack, readBack, resetCluster, sleep, uniquePrefix } from "../lock/helpers";
+import {
+  eventually,
+  pttlBack,
+  quietThenReset,
+  readBack,
+  resetCluster,
+  sleep,
+  uniquePrefix,
+} from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
 import { aborted, fakeContext, gate } from "./helpers";
 
@@ -267,7 +275,7 @@ describe("withLock: concurrent invocations for one key", () => {
 describe("withLock: budget and inputs", () => {
   it("less time left than `reserve`: BudgetExhaustedError, no node called, handler not run", async () => {
     const { locks } = setup("reserve");
-    resetCluster(dev.cluster);
+    await quietThenReset(dev.cluster);
     let calls = 0;
     const handler = withLock(
       async () => {
@@ -309,7 +317,7 @@ describe("withLock: budget and inputs", () => {
 
   it("errors of `key` propagate unchanged and nothing is locked", async () => {
     const { locks } = setup("key-error");
-    resetCluster(dev.cluster);
+    await quietThenReset(dev.cluster);
     const bad = new Error("no invoice id");
     const handler = withLock(async () => "never", {
       locks,

@@ -76,3 +76,23 @@ export async function landed(
   await sleep(50);
   return requests(cluster, n);
 }
+
+/**
+ * Wait until the nodes served no request for `quietMs` (at most `ms`), then reset their counters:
+ * for a test that asserts "no node was called", so that a request of an earlier test still on its
+ * way (a round is decided at a majority; the last node's request lands later) is not counted.
+ */
+export async function quietThenReset(
+  cluster: DevCluster,
+  quietMs = 100,
+  ms = 3_000,
+): Promise<void> {
+  const until = performance.now() + ms;
+  for (let last = requests(cluster); performance.now() < until; ) {
+    await sleep(quietMs);
+    const now = requests(cluster);
+    if (now === last) break;
+    last = now;
+  }
+  resetCluster(cluster);
+}

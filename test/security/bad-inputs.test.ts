@@ -18,6 +18,7 @@ import {
   type TransportErrorKind,
 } from "../../src/index";
 import { MAX_LEASE } from "../../src/options";
+import { quietThenReset } from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
 import {
   type Behaviour,
@@ -108,7 +109,7 @@ describe("invalid keys → ConfigurationError `key`, no node called", () => {
       prefix: prefix(),
       fencing: fencing ?? false,
     });
-    for (const control of dev.cluster.controls) control.resetStats();
+    await quietThenReset(dev.cluster);
     for (const call of CALLS) {
       // inspect/forceRelease do not reserve the fence suffix: they may look at any key
       if (fencing && (call === "inspect" || call === "forceRelease")) continue;
@@ -180,7 +181,7 @@ describe("per-call input that is silently accepted today", () => {
   it("using with a callback that is not a function → ConfigurationError `fn`, no node called", async () => {
     const p = prefix();
     const locks = createLocks({ nodes: dev.cluster.nodes, prefix: p });
-    for (const control of dev.cluster.controls) control.resetStats();
+    await quietThenReset(dev.cluster);
     const using = locks.using as (k: string, fn: unknown) => Promise<unknown>;
     expectConfigError(await using("k", 5).catch((e: unknown) => e), "fn");
     expect(dev.cluster.controls.map((c) => c.stats().requests)).toEqual([0, 0, 0]);
