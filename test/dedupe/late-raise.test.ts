@@ -6,7 +6,14 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocks, once } from "../../src/index";
-import { eventually, pttlBack, readBack, resetCluster, uniquePrefix } from "../lock/helpers";
+import {
+  evalCalls,
+  eventually,
+  pttlBack,
+  readBack,
+  resetCluster,
+  uniquePrefix,
+} from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
 
 const N = 3;
@@ -17,13 +24,7 @@ const SLOW = 2;
 afterEach(() => resetCluster(dev.cluster));
 
 /** Script calls (EVAL and EVALSHA) redis-server `i` has run. */
-async function scriptCalls(i: number): Promise<number> {
-  const info = await dev.direct(i).info("commandstats");
-  let calls = 0;
-  for (const match of info.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm))
-    calls += Number(match[1]);
-  return calls;
-}
+const scriptCalls = (i: number) => evalCalls(dev, i);
 
 describe("a fence raise that runs after the one-shot run ended", () => {
   it("keeps the counter's expiry on the node where it ran late", async () => {

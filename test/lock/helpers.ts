@@ -96,3 +96,16 @@ export async function quietThenReset(
   }
   resetCluster(cluster);
 }
+
+/**
+ * Script calls (EVAL and EVALSHA) redis-server `i` has run, from its `INFO commandstats`: counts
+ * requests that ran on the server, also those the client gave up on (a latency fault).
+ */
+export async function evalCalls(dev: DevClusterFixture, i: number): Promise<number> {
+  const info = await dev.direct(i).info("commandstats");
+  let calls = 0;
+  for (const match of info.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)) {
+    calls += Number(match[1]);
+  }
+  return calls;
+}

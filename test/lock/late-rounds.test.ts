@@ -12,7 +12,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocks, type LockTicket } from "../../src/index";
 import { useDevCluster } from "../support/dev-cluster";
-import { eventually, readBack, resetCluster, uniquePrefix } from "./helpers";
+import { evalCalls, eventually, readBack, resetCluster, uniquePrefix } from "./helpers";
 
 const N = 3;
 const dev = useDevCluster({ nodes: N });
@@ -22,13 +22,7 @@ const LATE_MS = 1_200;
 afterEach(() => resetCluster(dev.cluster));
 
 /** Script calls (EVAL and EVALSHA) redis-server `i` has run. */
-async function scriptCalls(i: number): Promise<number> {
-  const info = await dev.direct(i).info("commandstats");
-  let calls = 0;
-  for (const match of info.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm))
-    calls += Number(match[1]);
-  return calls;
-}
+const scriptCalls = (i: number) => evalCalls(dev, i);
 
 /**
  * Delay the next request to each slow node by {@link LATE_MS} before it runs; resolves, once

@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLocks, type LockTicket } from "../../src/index";
 import { DISCARD_LUA } from "../../src/scripts/lua";
 import { useDevCluster } from "../support/dev-cluster";
-import { eventually, pttlBack, readBack, resetCluster, uniquePrefix } from "./helpers";
+import { evalCalls, eventually, pttlBack, readBack, resetCluster, uniquePrefix } from "./helpers";
 
 const N = 3;
 const dev = useDevCluster({ nodes: N });
@@ -25,13 +25,7 @@ const SLOW = [1, 2];
 afterEach(() => resetCluster(dev.cluster));
 
 /** Script calls (EVAL and EVALSHA) redis-server `i` has run. */
-async function scriptCalls(i: number): Promise<number> {
-  const info = await dev.direct(i).info("commandstats");
-  let calls = 0;
-  for (const match of info.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm))
-    calls += Number(match[1]);
-  return calls;
-}
+const scriptCalls = (i: number) => evalCalls(dev, i);
 
 describe("the undo of a failed resume", () => {
   it("a RESUME running later than the round's TTL after the undo swaps nothing", async () => {
