@@ -11,8 +11,8 @@
  * | `GET /__edgelock/faults` | – | active faults, `count` = what is left |
  * | `POST /__edgelock/faults` | a `Fault` or an array of them | `inject(…)` each, in order |
  * | `DELETE /__edgelock/faults` | – | `clearFaults()` |
- * | `POST /__edgelock/pause` / `resume` | – | SIGSTOP / SIGCONT the redis-server |
- * | `POST /__edgelock/kill` | – | SIGKILL it; data routes answer 503 until a restart |
+ * | `POST /__edgelock/pause` / `resume` | – | SIGSTOP / SIGCONT the redis-server (memory: hold / run requests) |
+ * | `POST /__edgelock/kill` | – | SIGKILL it (memory: drop the node); data routes answer 503 until a restart |
  * | `POST /__edgelock/restart` | optional `{"delayMs":n,"keepData":bool}` | answers once it is back |
  *
  * Success is 200 `{"result":…}`; a bad body 400, an unknown action 404, a wrong method 405, all with

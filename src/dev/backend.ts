@@ -1,59 +1,22 @@
 /**
- * The RESP side of one node: ioredis connections to its redis-server.
+ * What a dev node's REST endpoint needs from the store behind it, so one endpoint (with its faults,
+ * statistics and admin routes) serves either backend:
  *
- * - One shared connection carries single commands and pipelines, RESP-pipelined in request order
- *   (each pipeline is one socket write).
- * - `/multi-exec` borrows a dedicated connection from a small pool (never shared by two transactions,
- *   the SRH#25 bug), sends `MULTI`, the commands and `EXEC` in one write, and returns the connection
- *   only when `EXEC` answered; on every other path the connection is destroyed. A queue-time error
- *   makes Redis answer `EXEC` with `EXECABORT` — Redis itself discards the transaction, exactly as
- *   `DISCARD` would, without a second round trip.
- * - Each SSE stream (`/subscribe`, `/psubscribe`) gets a connection of its own from `subscriber()`,
- *   owned and closed by `subscribe.ts`.
+ * - `RedisBackend` (`redis-backend.ts`): ioredis connections to a redis-server child process;
+ * - `MemoryBackend` (`memory-backend.ts`): the in-process node (a Redis 7 keyspace with edgelock's
+ *   Lua scripts run in a Lua VM), for machines without redis-server or ioredis.
  *
- * ioredis options, and why: binary replies (no reply transformers, see `RawCommand`) so values are
- * byte-exact; `stringNumbers` so integers keep every digit; `enableOfflineQueue: false` and
- * `maxRetriesPerRequest: 0` so a killed redis-server fails requests at once (5xx) instead of queueing
- * them; `autoResendUnfulfilledCommands: false` so a command is never silently run twice after a
- * reconnect; no command timeout, so a paused (SIGSTOPped) server stalls requests like a real one.
+ * Replies use the shapes of `encode.ts` (`RedisReply`): bulk strings as `Buffer`s, integers as
+ * numbers or their digits, errors as `Error`s. A command a caller `replace`s (an injected NOSCRIPT)
+ * is answered with the replacement and never run.
  *
  * @module
  */
 
-import { Command, type Pipeline, Redis, type RedisOptions } from "ioredis";
 import type { RedisReply } from "./encode";
 import type { ParsedCommand } from "./request";
 
-/** A command whose reply skips ioredis's per-command reply transformers (HGETALL → object). */
-class RawCommand extends Command {
-  override transformReply(result: Buffer | Buffer[]): Buffer | Buffer[] {
-    return result;
-  }
-}
-
-/** redis-server unreachable (killed, restarting) or the connection broke mid-request: a 5xx. */
-/**
- * Queue `commands` on `pipeline`, except those `replace` answers itself (injected faults): their
- * replies go straight into `replies`. Returns the positions that were sent, in order.
- */
-function enqueue(
-  pipeline: Pipeline,
-  commands: readonly ParsedCommand[],
-  replace: ((command: ParsedCommand) => RedisReply | undefined) | undefined,
-  replies: RedisReply[],
-): number[] {
-  const sent: number[] = [];
-  commands.forEach((command, i) => {
-    const replacement = replace?.(command);
-    if (replacement !== undefined) replies[i] = replacement;
-    else {
-      sent.push(i);
-      pipeline.sendCommand(new RawCommand(command.name, command.args));
-    }
-  });
-  return sent;
-}
-
+/** The store is unreachable (killed, restarting) or broke mid-request: the endpoint answers 503. */
 export class BackendUnavailableError extends Error {
   override name = "BackendUnavailableError";
 }
@@ -63,205 +26,37 @@ export type TransactionOutcome =
   | { readonly ok: true; readonly replies: RedisReply[] }
   | { readonly ok: false; readonly error: string };
 
-/** Idle transaction connections kept for reuse; more are opened under concurrency. */
-const MAX_IDLE_TRANSACTION_CONNECTIONS = 8;
-/** Reconnect delay of the shared connection while redis-server is down. */
-const RECONNECT_DELAY_MS = 50;
-/** `CLIENT LIST` name of SSE subscriber connections, so tests can count them on redis-server. */
-export const SUBSCRIBER_CONNECTION_NAME = "edgelock-dev-subscriber";
+/** Answers a command without running it (fault injection), or `undefined` to run it. */
+export type Replace = (command: ParsedCommand) => RedisReply | undefined;
 
-const isReplyError = (error: unknown): error is Error =>
-  error instanceof Error && error.name === "ReplyError";
-
-function baseOptions(host: string, port: number): RedisOptions {
-  return {
-    host,
-    port,
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    autoResendUnfulfilledCommands: false,
-    stringNumbers: true,
-  };
+/**
+ * One SSE stream's subscription (see `subscribe.ts`): connected, subscribed once, then delivering
+ * messages until it ends. It never comes back on its own after the store was killed or restarted:
+ * the stream ends instead, so the client sees that messages may have been lost.
+ */
+export interface Subscriber {
+  /** Connects; rejects when the store is unreachable. */
+  connect(): Promise<void>;
+  /** Subscribes to a channel (`pattern` false) or a glob pattern; resolves with the count Redis reports. */
+  subscribe(target: string, pattern: boolean): Promise<number>;
+  /** Each message: its pattern (for a pattern subscription), channel and payload. */
+  onMessage(listener: (channel: string, message: string, pattern?: string) => void): void;
+  /** Called once when the subscription ends from the store's side (error, kill, restart). */
+  onEnd(listener: () => void): void;
+  /** Ends the subscription (idempotent). */
+  disconnect(): void;
 }
 
-/** Connections to one redis-server. A command `replace`d by the caller is not sent. */
-export class Backend {
-  readonly #host: string;
-  readonly #port: number;
-  readonly #shared: Redis;
-  readonly #idle: Redis[] = [];
-  readonly #busy = new Set<Redis>();
-  #closed = false;
-
-  constructor(host: string, port: number) {
-    this.#host = host;
-    this.#port = port;
-    this.#shared = new Redis({
-      ...baseOptions(host, port),
-      connectionName: "edgelock-dev",
-      retryStrategy: () => RECONNECT_DELAY_MS,
-    });
-    // Errors surface per command; the event would otherwise be logged as unhandled.
-    this.#shared.on("error", () => {});
-  }
-
-  /** Opens the shared connection. */
-  async connect(): Promise<void> {
-    await this.#shared.connect();
-  }
-
-  /** Resolves once the shared connection is ready (after a restart), or rejects after `timeoutMs`. */
-  waitReady(timeoutMs: number): Promise<void> {
-    if (this.#shared.status === "ready") return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const onReady = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.#shared.off("ready", onReady);
-        reject(new BackendUnavailableError(`no connection to redis-server after ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.#shared.once("ready", onReady);
-    });
-  }
-
-  /** Runs one command on the shared connection; a Redis error reply resolves as an `Error`. */
-  async command(command: ParsedCommand): Promise<RedisReply> {
-    try {
-      return (await this.#shared.sendCommand(
-        new RawCommand(command.name, command.args),
-      )) as RedisReply;
-    } catch (error) {
-      if (isReplyError(error)) return error;
-      throw unavailable(error);
-    }
-  }
-
-  /**
-   * Runs commands in order on the shared connection in one write. `replace(i)` returning a reply
-   * answers command i without sending it (fault injection).
-   */
-  async pipeline(
-    commands: readonly ParsedCommand[],
-    replace?: (command: ParsedCommand) => RedisReply | undefined,
-  ): Promise<RedisReply[]> {
-    const replies: RedisReply[] = new Array(commands.length);
-    const pipeline = this.#shared.pipeline() as unknown as Pipeline;
-    const sent = enqueue(pipeline, commands, replace, replies);
-    if (sent.length > 0) {
-      const results = (await pipeline.exec()) ?? [];
-      sent.forEach((position, j) => {
-        const [error, reply] = results[j] ?? [new Error("missing pipeline reply"), null];
-        if (error && !isReplyError(error)) throw unavailable(error);
-        replies[position] = (error ?? reply) as RedisReply;
-      });
-    }
-    return replies;
-  }
-
-  /** Runs `MULTI`, the commands and `EXEC` on a dedicated connection. */
-  async transaction(
-    commands: readonly ParsedCommand[],
-    replace?: (command: ParsedCommand) => RedisReply | undefined,
-  ): Promise<TransactionOutcome> {
-    const connection = await this.#borrow();
-    let reusable = false;
-    try {
-      const pipeline = connection.pipeline() as unknown as Pipeline;
-      const replies: RedisReply[] = new Array(commands.length);
-      pipeline.sendCommand(new RawCommand("multi", []));
-      const sent = enqueue(pipeline, commands, replace, replies);
-      pipeline.sendCommand(new RawCommand("exec", []));
-      const results = (await pipeline.exec()) ?? [];
-      for (const [error] of results) {
-        if (error && !isReplyError(error)) throw unavailable(error);
-      }
-      const [multiError] = results[0] ?? [new Error("missing MULTI reply")];
-      if (multiError) throw unavailable(multiError);
-      const queueError = results.slice(1, -1).find(([error]) => error)?.[0];
-      const [execError, execReply] = results[results.length - 1] ?? [new Error("no EXEC reply")];
-      reusable = true; // EXEC answered: the connection is out of MULTI either way.
-      if (queueError || execError) {
-        return { ok: false, error: (queueError ?? execError)?.message ?? "EXECABORT" };
-      }
-      if (!Array.isArray(execReply)) throw unavailable(new Error("EXEC returned no array"));
-      sent.forEach((position, j) => {
-        replies[position] = execReply[j] as RedisReply;
-      });
-      return { ok: true, replies };
-    } finally {
-      this.#giveBack(connection, reusable);
-    }
-  }
-
-  /**
-   * A new, unconnected connection for one SSE subscriber (see `subscribe.ts`); the caller connects
-   * and disconnects it. Dedicated because a subscribed connection accepts nothing but
-   * (un)subscribe commands; never reconnecting, because a subscription silently restored after a
-   * restart would hide the messages lost meanwhile: the stream ends instead and the client sees it.
-   */
-  subscriber(): Redis {
-    return new Redis({
-      ...baseOptions(this.#host, this.#port),
-      connectionName: SUBSCRIBER_CONNECTION_NAME,
-      retryStrategy: () => null,
-      autoResubscribe: false,
-    });
-  }
-
-  /** Closes every connection. */
-  close(): void {
-    this.#closed = true;
-    this.#shared.disconnect();
-    for (const connection of [...this.#idle, ...this.#busy]) connection.disconnect();
-    this.#idle.length = 0;
-    this.#busy.clear();
-  }
-
-  async #borrow(): Promise<Redis> {
-    while (this.#idle.length > 0) {
-      const connection = this.#idle.pop() as Redis;
-      if (connection.status === "ready") {
-        this.#busy.add(connection);
-        return connection;
-      }
-      connection.disconnect();
-    }
-    // No reconnects: a transaction connection that broke is thrown away, never reused.
-    const connection = new Redis({
-      ...baseOptions(this.#host, this.#port),
-      retryStrategy: () => null,
-    });
-    connection.on("error", () => {});
-    this.#busy.add(connection);
-    try {
-      await connection.connect();
-    } catch (error) {
-      this.#busy.delete(connection);
-      connection.disconnect();
-      throw unavailable(error);
-    }
-    return connection;
-  }
-
-  #giveBack(connection: Redis, reusable: boolean): void {
-    this.#busy.delete(connection);
-    if (
-      reusable &&
-      !this.#closed &&
-      connection.status === "ready" &&
-      this.#idle.length < MAX_IDLE_TRANSACTION_CONNECTIONS
-    ) {
-      this.#idle.push(connection);
-    } else {
-      connection.disconnect();
-    }
-  }
-}
-
-function unavailable(error: unknown): BackendUnavailableError {
-  const message = error instanceof Error ? error.message : String(error);
-  return new BackendUnavailableError(`redis-server unavailable: ${message}`, { cause: error });
+/** The store behind one endpoint. */
+export interface Backend {
+  /** Runs one command; an error reply resolves as an `Error`, an unreachable store rejects. */
+  command(command: ParsedCommand): Promise<RedisReply>;
+  /** Runs commands in order, not atomically (`/pipeline`). */
+  pipeline(commands: readonly ParsedCommand[], replace?: Replace): Promise<RedisReply[]>;
+  /** Runs commands atomically (`/multi-exec`); a queue-time error aborts all of them. */
+  transaction(commands: readonly ParsedCommand[], replace?: Replace): Promise<TransactionOutcome>;
+  /** A new, unconnected subscription for one SSE stream. */
+  subscriber(): Subscriber;
+  /** Closes every connection and subscription. */
+  close(): void;
 }

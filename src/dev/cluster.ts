@@ -1,7 +1,8 @@
 /**
- * `startDevCluster()`: N independent redis-servers on loopback, each behind its own
- * Upstash-compatible REST endpoint with its own token, plus the guarantees that nothing outlives
- * the cluster (`stop()`, exit and signal hooks, a watchdog for a SIGKILLed parent).
+ * `startDevCluster()`: N independent nodes on loopback — redis-servers, or in-memory nodes in this
+ * process — each behind its own Upstash-compatible REST endpoint with its own token, plus the
+ * guarantees that nothing outlives the cluster (`stop()`, exit and signal hooks, a watchdog for a
+ * SIGKILLed parent).
  *
  * @module
  */
@@ -10,9 +11,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { registerEmergencyStop, Watchdog } from "./cleanup";
-import { DevClusterError } from "./errors";
-import type { LocalNode } from "./node";
-import { loadNodeModule } from "./optional";
+import type { BackendKind } from "./engine";
+import { DevClusterError, RedisServerNotFoundError } from "./errors";
+import { LocalNode } from "./node";
+import { ioredisAvailable, loadEngine } from "./optional";
 import { findRedisServer } from "./redis-process";
 import type { DevCluster, DevClusterOptions } from "./types";
 
@@ -23,6 +25,7 @@ const DEFAULTS = Object.freeze({
   port: 0,
   maxBodyBytes: 10 * 1024 * 1024,
   seed: 1,
+  backend: "auto",
 } as const);
 
 const MAX_NODES = 64;
@@ -34,7 +37,23 @@ function invalid(option: string, requirement: string, value: unknown): never {
 }
 
 function validate(options: DevClusterOptions): Required<Omit<DevClusterOptions, "redisServer">> {
-  const { nodes, persistence, host, port, maxBodyBytes, seed } = { ...DEFAULTS, ...options };
+  const { nodes, persistence, host, port, maxBodyBytes, seed, backend } = {
+    ...DEFAULTS,
+    ...options,
+  };
+  if (backend !== "auto" && backend !== "redis" && backend !== "memory") {
+    invalid("backend", '"auto", "redis" or "memory"', backend);
+  }
+  if (backend === "memory" && persistence === "aof") {
+    throw new DevClusterError(
+      'startDevCluster: option "persistence" "aof" needs redis-server (backend "redis"); an in-memory node keeps nothing on disk',
+    );
+  }
+  if (backend === "memory" && options.redisServer !== undefined) {
+    throw new DevClusterError(
+      'startDevCluster: option "redisServer" is for backend "redis", not "memory"',
+    );
+  }
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_NODES) {
     invalid("nodes", `an integer from 1 to ${MAX_NODES}`, nodes);
   }
@@ -48,7 +67,39 @@ function validate(options: DevClusterOptions): Required<Omit<DevClusterOptions, 
     invalid("maxBodyBytes", "a positive integer", maxBodyBytes);
   }
   if (!Number.isSafeInteger(seed)) invalid("seed", "an integer", seed);
-  return { nodes, persistence, host, port, maxBodyBytes, seed };
+  return { nodes, persistence, host, port, maxBodyBytes, seed, backend };
+}
+
+/** The backend a cluster runs on, why, and the redis-server binary when it is redis. */
+interface Choice {
+  readonly kind: BackendKind;
+  readonly reason: string;
+  readonly binary: string;
+}
+
+/**
+ * `"auto"`: redis-server when one is on PATH (or `redisServer` names one) and ioredis imports,
+ * else memory; AOF persistence and an explicit `redisServer` always mean redis-server. ioredis is
+ * not even imported when no redis-server was found.
+ */
+async function choose(
+  backend: "auto" | BackendKind,
+  persistence: "none" | "aof",
+  redisServer: string | undefined,
+): Promise<Choice> {
+  if (backend === "memory") return { kind: "memory", reason: "asked for", binary: "" };
+  const explicit = backend === "redis" || persistence === "aof" || redisServer !== undefined;
+  let binary: string;
+  try {
+    binary = findRedisServer(redisServer);
+  } catch (error) {
+    if (explicit || !(error instanceof RedisServerNotFoundError)) throw error;
+    return { kind: "memory", reason: "no redis-server found on PATH", binary: "" };
+  }
+  if (!explicit && !(await ioredisAvailable())) {
+    return { kind: "memory", reason: "ioredis is not installed", binary: "" };
+  }
+  return { kind: "redis", reason: explicit ? "asked for" : "found on PATH", binary };
 }
 
 /** Loopback address to reach a server bound to `host` (wildcards are not connectable everywhere). */
@@ -59,14 +110,20 @@ function connectHostFor(host: string): string {
 }
 
 /**
- * Starts a local cluster of `nodes` redis-server processes, each behind an Upstash-compatible REST
- * endpoint on loopback, with fault injection per node. Node-only; needs `redis-server` ≥ 7.0.
+ * Starts a local cluster of `nodes` nodes, each behind an Upstash-compatible REST endpoint on
+ * loopback, with fault injection per node. Node-only. A node is a `redis-server` (≥ 7.0) child
+ * process, or an in-memory node in this process (`backend: "memory"`: edgelock's Lua scripts on a
+ * Redis 7 keyspace, kept equal to redis-server by the parity suite; no durability, a restart comes
+ * back empty, no memory limit or eviction, and only the commands edgelock and its samples use).
  *
- * Defaults: 3 nodes, no persistence (`--save "" --appendonly no`, nothing on disk), host
- * `127.0.0.1`, ephemeral ports, 10 MiB body cap, latency seed 1. Everything is killed by `stop()`,
- * on process exit, on SIGINT/SIGTERM/SIGHUP, and by a watchdog if this process is SIGKILLed.
+ * Defaults: backend `"auto"` (redis-server when one is on PATH and ioredis is installed, else
+ * memory; `cluster.backend` says which), 3 nodes, no persistence (`--save "" --appendonly no`,
+ * nothing on disk), host `127.0.0.1`, ephemeral ports, 10 MiB body cap, latency seed 1. Everything
+ * is killed by `stop()`, on process exit, on SIGINT/SIGTERM/SIGHUP, and by a watchdog if this
+ * process is SIGKILLed.
  *
- * @throws {RedisServerNotFoundError} no redis-server binary (the message says how to install it)
+ * @throws {RedisServerNotFoundError} backend `"redis"` (or AOF persistence) and no redis-server
+ *   binary (the message says how to install it)
  * @throws {DevClusterError} an invalid option (named), or a node that could not start
  * @example
  * ```ts
@@ -82,42 +139,49 @@ function connectHostFor(host: string): string {
  */
 export async function startDevCluster(options: DevClusterOptions = {}): Promise<DevCluster> {
   const settings = validate(options);
-  const binary = findRedisServer(options.redisServer);
-  // Loaded here, not at import: ioredis is optional for users who never start a cluster.
-  const { LocalNode } = await loadNodeModule();
-  const root = mkdtempSync(join(tmpdir(), "edgelock-dev-"));
-  const watchdog = new Watchdog(root);
+  const choice = await choose(settings.backend, settings.persistence, options.redisServer);
+  const { binary } = choice;
+  // Loaded here, not at import: ioredis is optional, and the memory engine's Lua VM is needed by
+  // memory clusters only.
+  const startEngine = await loadEngine(choice.kind);
+  // Processes and files only for redis-server: an in-memory node has neither.
+  const redis = choice.kind === "redis";
+  const root = redis ? mkdtempSync(join(tmpdir(), "edgelock-dev-")) : "";
+  const watchdog = redis ? new Watchdog(root) : undefined;
   const nodes: LocalNode[] = [];
   const unregister = registerEmergencyStop(() => {
     for (const node of nodes) node.killNow();
-    rmSync(root, { recursive: true, force: true });
+    if (redis) rmSync(root, { recursive: true, force: true });
   });
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       await Promise.allSettled(nodes.map((node) => node.stop()));
-      watchdog.close();
+      watchdog?.close();
       unregister();
-      rmSync(root, { recursive: true, force: true });
+      if (redis) rmSync(root, { recursive: true, force: true });
     })();
     return stopping;
   };
 
   const started = await Promise.allSettled(
     Array.from({ length: settings.nodes }, (_, index) =>
-      LocalNode.start({
-        index,
-        host: settings.host,
-        connectHost: connectHostFor(settings.host),
-        restPort: settings.port === 0 ? 0 : settings.port + index,
-        binary,
-        persistence: settings.persistence,
-        dir: join(root, `node-${index}`),
-        maxBodyBytes: settings.maxBodyBytes,
-        seed: settings.seed + index,
-        watchdog,
-      }).then((node) => {
+      LocalNode.start(
+        {
+          index,
+          host: settings.host,
+          connectHost: connectHostFor(settings.host),
+          restPort: settings.port === 0 ? 0 : settings.port + index,
+          binary,
+          persistence: settings.persistence,
+          dir: join(root, `node-${index}`),
+          maxBodyBytes: settings.maxBodyBytes,
+          seed: settings.seed + index,
+          watchdog,
+        },
+        startEngine,
+      ).then((node) => {
         nodes.push(node);
         return node;
       }),
@@ -131,6 +195,8 @@ export async function startDevCluster(options: DevClusterOptions = {}): Promise<
   nodes.sort((a, b) => a.index - b.index);
   const controls = Object.freeze([...nodes]);
   return Object.freeze({
+    backend: choice.kind,
+    backendReason: choice.reason,
     nodes: Object.freeze(
       controls.map((node) => Object.freeze({ url: node.url, token: node.token })),
     ),

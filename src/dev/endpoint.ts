@@ -1,6 +1,6 @@
 /**
  * The Upstash-compatible REST endpoint of one dev node: a `node:http` server (HTTP/1.1 keep-alive)
- * in front of one redis-server, following the conformance checklist of
+ * in front of one store (a `Backend`: redis-server, or the in-memory node), following the conformance checklist of
  * `reference/upstash-rest.md` §5, with the node's faults applied per request.
  *
  * Routes (all need the node's token: `Authorization: Bearer <token>` or `?_token=<token>`, compared
@@ -18,7 +18,7 @@
  *   Redis confirmed the subscription.
  * - `/__edgelock/*`: fault and process controls, see `admin.ts`.
  * - `OPTIONS *`: CORS preflight (no token). Unknown path → 404, other method → 405, body over
- *   `maxBodyBytes` → 413 `{"error":"ERR max request size exceeded"}`, redis-server down → 503;
+ *   `maxBodyBytes` → 413 `{"error":"ERR max request size exceeded"}`, the store down → 503;
  *   every non-2xx has a JSON `{"error"}` body.
  *
  * Any `Content-Type` is accepted; the body is parsed as JSON regardless. `Upstash-Encoding: base64`
@@ -35,7 +35,9 @@
  * - Upstash-only commands (`AR*`, `SEARCH.*`, `SCAN … WITHTYPE`) and Upstash's divergences from Redis
  *   (`ZRANGE … LIMIT` without `BYSCORE`/`BYLEX`, `UNLINK` with no key): redis-server answers as Redis;
  * - blocking, subscribe and connection-state commands in a JSON body (`BLPOP`, `SUBSCRIBE`,
- *   `SELECT`, …): 400 (subscriptions go through the SSE routes).
+ *   `SELECT`, …): 400 (subscriptions go through the SSE routes);
+ * - on an in-memory node, every command `memory-commands.ts` does not list: answered
+ *   `ERR unknown command '<name>', with args beginning with: …` plus why.
  * Numbers in requests travel as `String(n)`, which equals the JS client's `JSON.stringify` text;
  * integers beyond 2^53 written by another language lose digits in `JSON.parse`.
  *

@@ -1,6 +1,7 @@
 /**
- * `edgelock/dev` — Node only. A local cluster of `redis-server` processes, each behind an
- * Upstash-compatible REST endpoint (the unmodified `@upstash/redis` client works against it), with
+ * `edgelock/dev` — Node only. A local cluster of `redis-server` processes, or of in-memory nodes
+ * when redis-server is not installed (`backend` option), each behind an Upstash-compatible REST
+ * endpoint (the unmodified `@upstash/redis` client works against it), with
  * fault injection per node: latency, error statuses, hangs, connection resets before or after the
  * command ran, NOSCRIPT, pause/resume, kill and restart. The `edgelock dev` CLI is its front.
  *

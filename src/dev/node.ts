@@ -1,25 +1,20 @@
 /**
- * One dev node: a redis-server process, the ioredis backend in front of it, its REST endpoint, its
- * faults and counters, and the controls of `DevNode` (pause, resume, kill, restart).
+ * One dev node: its store (an engine: a redis-server process, or the in-memory node), its REST
+ * endpoint, its faults and counters, and the controls of `DevNode` (pause, resume, kill, restart).
  *
  * @module
  */
 
-import { mkdirSync, rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type AdminControls, createAdminHandler } from "./admin";
 import { createToken } from "./auth";
-import { Backend } from "./backend";
 import type { Watchdog } from "./cleanup";
 import { Endpoint } from "./endpoint";
+import type { BackendKind, Engine, StartEngine } from "./engine";
 import { DevClusterError } from "./errors";
 import { FaultSet } from "./faults";
-import { RedisProcess } from "./redis-process";
 import { Stats } from "./stats";
 import type { Fault, NodeStats, RestartOptions } from "./types";
-
-/** How long `restart()` waits for the endpoint's connection to come back. */
-const RECONNECT_TIMEOUT_MS = 15_000;
 
 /** Everything one node needs to start. */
 export interface NodeSpec {
@@ -36,7 +31,7 @@ export interface NodeSpec {
   readonly dir: string;
   readonly maxBodyBytes: number;
   readonly seed: number;
-  readonly watchdog: Watchdog;
+  readonly watchdog: Watchdog | undefined;
 }
 
 type State = "running" | "paused" | "killed" | "stopped";
@@ -50,41 +45,35 @@ export class LocalNode implements AdminControls {
   readonly #spec: NodeSpec;
   readonly #faults: FaultSet;
   readonly #stats = new Stats();
-  #redis: RedisProcess;
-  #backend: Backend | undefined;
+  #engine: Engine | undefined;
   #endpoint: Endpoint | undefined;
   #state: State = "running";
   /** Serializes kill/restart so two restarts never race for the port. */
   #lifecycle: Promise<unknown> = Promise.resolve();
 
-  private constructor(spec: NodeSpec, redis: RedisProcess) {
+  private constructor(spec: NodeSpec) {
     this.index = spec.index;
     this.#spec = spec;
     this.#faults = new FaultSet(spec.seed);
-    this.#redis = redis;
-    this.#track(redis);
   }
 
-  /** Starts redis-server, connects to it and opens the REST endpoint. */
-  static async start(spec: NodeSpec): Promise<LocalNode> {
-    mkdirSync(spec.dir, { recursive: true });
-    const redis = await RedisProcess.startOnFreePort({
-      binary: spec.binary,
-      host: spec.host,
-      dir: spec.dir,
-      persistence: spec.persistence,
-    });
-    const node = new LocalNode(spec, redis);
+  /** Starts the store with `startEngine`, then opens the REST endpoint in front of it. */
+  static async start(spec: NodeSpec, startEngine: StartEngine): Promise<LocalNode> {
+    const node = new LocalNode(spec);
+    const died = () => {
+      // Died on its own (or by an outside kill): report it like a kill.
+      if (node.#state !== "stopped") node.#state = "killed";
+    };
+    const engine = await startEngine({ ...spec, died }, spec.index);
+    node.#engine = engine;
     try {
-      node.#backend = new Backend(spec.connectHost, redis.port);
-      await node.#backend.connect();
       node.#endpoint = await Endpoint.listen({
         label: () => node.label,
         host: spec.host,
         port: spec.restPort,
         token: node.token,
         maxBodyBytes: spec.maxBodyBytes,
-        backend: node.#backend,
+        backend: engine.backend,
         faults: node.#faults,
         stats: node.#stats,
         admin: createAdminHandler(node),
@@ -96,12 +85,17 @@ export class LocalNode implements AdminControls {
     return node;
   }
 
+  /** Which store runs this node. */
+  get backend(): BackendKind {
+    return this.#engine?.kind ?? "redis";
+  }
+
   get url(): string {
     return `http://${hostForUrl(this.#spec.connectHost)}:${this.#endpoint?.port ?? 0}`;
   }
 
   get redisUrl(): string {
-    return `redis://${hostForUrl(this.#spec.connectHost)}:${this.#redis.port}`;
+    return this.#engine?.redisUrl ?? "";
   }
 
   /** `node <i> (<host>:<port>)`, for error messages. */
@@ -123,22 +117,22 @@ export class LocalNode implements AdminControls {
 
   pause(): void {
     if (this.#state !== "running") {
-      throw new DevClusterError(`${this.label}: cannot pause, redis-server is ${this.#state}`);
+      throw new DevClusterError(`${this.label}: cannot pause, ${this.#name} is ${this.#state}`);
     }
-    this.#redis.signal("SIGSTOP");
+    this.#engine?.pause();
     this.#state = "paused";
   }
 
   resume(): void {
     if (this.#state !== "paused") return;
-    this.#redis.signal("SIGCONT");
+    this.#engine?.resume();
     this.#state = "running";
   }
 
   async kill(): Promise<void> {
     this.#assertNotStopped("kill");
     return this.#serialized(async () => {
-      await this.#redis.kill();
+      await this.#engine?.kill();
       this.#state = "killed";
     });
   }
@@ -153,29 +147,18 @@ export class LocalNode implements AdminControls {
     }
     if (keepData && persistence !== "aof") {
       throw new DevClusterError(
-        `${this.label}: restart({ keepData: true }) needs the cluster option persistence: "aof"`,
+        this.backend === "memory"
+          ? `${this.label}: restart({ keepData: true }) needs redis-server with persistence: "aof"; an in-memory node always restarts empty`
+          : `${this.label}: restart({ keepData: true }) needs the cluster option persistence: "aof"`,
       );
     }
     return this.#serialized(async () => {
-      await this.#redis.kill();
+      await this.#engine?.kill();
       this.#state = "killed";
       if (delayMs > 0) await sleep(delayMs);
-      if (!keepData) {
-        rmSync(this.#spec.dir, { recursive: true, force: true });
-        mkdirSync(this.#spec.dir, { recursive: true });
-      }
       this.#assertNotStopped("restart");
-      const redis = await RedisProcess.start({
-        binary: this.#spec.binary,
-        host: this.#spec.host,
-        port: this.#redis.port,
-        dir: this.#spec.dir,
-        persistence,
-      });
-      this.#redis = redis;
-      this.#track(redis);
+      await this.#engine?.revive(keepData);
       this.#state = "running";
-      await this.#backend?.waitReady(RECONNECT_TIMEOUT_MS);
     });
   }
 
@@ -187,27 +170,21 @@ export class LocalNode implements AdminControls {
     this.#stats.reset();
   }
 
-  /** Closes the endpoint and the connections, kills redis-server. */
+  /** Closes the endpoint and the connections, ends the store (kills redis-server). */
   async stop(): Promise<void> {
     this.#state = "stopped";
     await this.#endpoint?.close();
-    this.#backend?.close();
     await this.#lifecycle.catch(() => {});
-    await this.#redis.kill();
+    await this.#engine?.stop();
   }
 
   /** Synchronous last resort while the process exits. */
   killNow(): void {
-    this.#redis.signal("SIGKILL");
+    this.#engine?.killNow();
   }
 
-  #track(redis: RedisProcess): void {
-    this.#spec.watchdog.watch(redis.pid);
-    void redis.exited.then(() => {
-      this.#spec.watchdog.unwatch(redis.pid);
-      // Died on its own (or by an outside kill): report it like a kill.
-      if (this.#redis === redis && this.#state !== "stopped") this.#state = "killed";
-    });
+  get #name(): string {
+    return this.#engine?.name ?? "redis-server";
   }
 
   #serialized(action: () => Promise<void>): Promise<void> {

@@ -5,7 +5,7 @@
  *
  * - `POST /subscribe/<channel>` and `POST /psubscribe/<pattern>` (the client posts `[]` with
  *   `Accept: text/event-stream`; `GET` also works, for a browser `EventSource` with `?_token=`):
- *   200 `text/event-stream`, headers flushed as soon as redis-server accepted the connection, then
+ *   200 `text/event-stream`, headers flushed as soon as the store accepted the subscriber, then
  *   one `data: <event>\n\n` per event: `subscribe,<ch>,<count>` once Redis confirmed the
  *   subscription, then `message,<ch>,<payload>` (`psubscribe,<pat>,<count>`,
  *   `pmessage,<pat>,<ch>,<payload>`).
@@ -18,11 +18,12 @@
  * `Upstash-Encoding` and JSON-parses what it can); a payload with a newline reaches the client cut
  * at the newline, because the client splits the stream on `\n`.
  *
- * Why a connection per stream: a subscribed connection accepts only (un)subscribe commands, so it
- * cannot be the shared one, and closing one stream is then just closing its connection, which
- * makes Redis drop exactly that subscription. Streams end when the HTTP client goes away, when the
- * connection to redis-server breaks (a kill or restart loses the subscription; the client must see
- * the stream end rather than miss messages silently), and when the endpoint closes.
+ * Why a subscription per stream (on redis-server, a connection per stream): a subscribed
+ * connection accepts only (un)subscribe commands, so it cannot be the shared one, and closing one
+ * stream is then just closing its connection, which makes Redis drop exactly that subscription.
+ * Streams end when the HTTP client goes away, when the store goes away (a kill or restart loses the
+ * subscription; the client must see the stream end rather than miss messages silently), and when
+ * the endpoint closes.
  *
  * @module
  */
@@ -109,7 +110,7 @@ export class SubscriptionStreams {
 
   /**
    * Serves `subscription` (from {@link subscriptionOf}) as an SSE stream. Resolves once the stream
-   * is set up; throws {@link BackendUnavailableError} (a 503) when redis-server is unreachable
+   * is set up; throws {@link BackendUnavailableError} (a 503) when the store is unreachable
    * before anything was sent.
    */
   async serve(
@@ -139,9 +140,7 @@ export class SubscriptionStreams {
     };
     this.#open.add(finish);
     res.once("close", finish);
-    // Without reconnects, an error is always followed by the end of the connection.
-    connection.on("error", finish);
-    connection.once("end", finish);
+    connection.onEnd(finish);
 
     try {
       await connection.connect();
@@ -153,7 +152,8 @@ export class SubscriptionStreams {
     if (finished) return;
 
     // Redis sends the confirmation before any message, but ioredis resolves the subscribe promise
-    // a microtask after emitting messages parsed from the same read: hold them back until then.
+    // a microtask after emitting messages parsed from the same read: hold them back until then
+    // (the memory backend, too, may deliver a message before the promise resolves).
     let confirmed = false;
     const held: string[] = [];
     const write = (event: string): void => {
@@ -162,23 +162,18 @@ export class SubscriptionStreams {
       else if (res.writableLength > MAX_BUFFERED_BYTES) finish();
       else res.write(`data: ${event}\n\n`);
     };
-    if (pattern) {
-      connection.on("pmessage", (pat: string, channel: string, message: string) =>
-        write(`pmessage,${pat},${channel},${message}`),
-      );
-    } else {
-      connection.on("message", (channel: string, message: string) =>
-        write(`message,${channel},${message}`),
-      );
-    }
+    connection.onMessage((channel, message, matched) => {
+      if (pattern && matched !== undefined) write(`pmessage,${matched},${channel},${message}`);
+      else if (!pattern && matched === undefined) write(`message,${channel},${message}`);
+    });
     if (!options.resetAfterConfirm) {
       res.writeHead(200, sseHeaders(options.syncToken));
       res.flushHeaders();
     }
 
-    let count: unknown;
+    let count: number;
     try {
-      count = pattern ? await connection.psubscribe(target) : await connection.subscribe(target);
+      count = await connection.subscribe(target, pattern);
     } catch (error) {
       finish();
       if (res.headersSent || res.destroyed) return;
@@ -213,6 +208,7 @@ function sseHeaders(syncToken: string): string[] {
 }
 
 function unavailable(error: unknown): BackendUnavailableError {
+  if (error instanceof BackendUnavailableError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return new BackendUnavailableError(`redis-server unavailable: ${message}`, { cause: error });
+  return new BackendUnavailableError(`unavailable: ${message}`, { cause: error });
 }

@@ -14,12 +14,23 @@
  * ```
  */
 export interface DevClusterOptions {
-  /** Number of independent redis-server + REST endpoint pairs. @default 3 */
+  /**
+   * What runs each node. `"redis"`: a redis-server child process (needs `redis-server` ≥ 7 and the
+   * optional package `ioredis`). `"memory"`: an in-memory node in this process, nothing to install
+   * (edgelock's Lua scripts on a Redis 7 keyspace, kept equal to redis-server by the parity suite;
+   * it has no durability, restarts empty, has no memory limit or eviction, and implements only the
+   * commands edgelock and its samples use: any other gets `ERR unknown command '<name>' …`).
+   * `"auto"`: redis when redis-server is on PATH and ioredis is installed, else memory; AOF
+   * persistence or `redisServer` mean redis. `cluster.backend` says which one runs.
+   * @default "auto"
+   */
+  backend?: "auto" | "redis" | "memory";
+  /** Number of independent node + REST endpoint pairs. @default 3 */
   nodes?: number;
   /**
    * `"none"`: no disk at all (`--save "" --appendonly no`). `"aof"`: `appendonly yes` with
    * `appendfsync always` in a temporary directory, so `restart({ keepData: true })` keeps every
-   * acknowledged write. @default "none"
+   * acknowledged write. Needs redis-server. @default "none"
    */
   persistence?: "none" | "aof";
   /** Interface that both redis-server and the REST endpoints bind to. @default "127.0.0.1" */
@@ -28,7 +39,7 @@ export interface DevClusterOptions {
   port?: number;
   /** Request bodies above this size get 413 `{"error":"ERR max request size exceeded"}`. @default 10 MiB */
   maxBodyBytes?: number;
-  /** Path of the redis-server binary. @default the `redis-server` found on PATH */
+  /** Path of the redis-server binary (backend redis). @default the `redis-server` found on PATH */
   redisServer?: string;
   /**
    * Seed of the per-node pseudo-random generator behind latency ranges (node i uses `seed + i`), so a
@@ -56,19 +67,29 @@ export interface DevNodeConfig {
  * ```
  */
 export interface DevCluster {
+  /** What runs the nodes: redis-server processes, or in-memory nodes in this process. */
+  readonly backend: "redis" | "memory";
+  /**
+   * Why: `"asked for"`, `"found on PATH"` (redis), `"no redis-server found on PATH"` or
+   * `"ioredis is not installed"` (memory, with backend `"auto"`).
+   */
+  readonly backendReason: string;
   /** `{ url, token }` per node; pass to `new Redis(...)` or `createLocks({ nodes })`. */
   readonly nodes: ReadonlyArray<DevNodeConfig>;
   /** Fault and process controls, in the same order as `nodes`. */
   readonly controls: ReadonlyArray<DevNode>;
-  /** Stops every endpoint and kills every redis-server it started. Idempotent. */
+  /** Stops every endpoint and kills every redis-server it started (or drops every in-memory node). Idempotent. */
   stop(): Promise<void>;
 }
 
 /** Options of {@link DevNode.restart}. */
 export interface RestartOptions {
-  /** Time between the kill and the new redis-server, during which the endpoint answers 5xx. @default 0 */
+  /** Time between the kill and the new store, during which the endpoint answers 5xx. @default 0 */
   delayMs?: number;
-  /** Keep the data across the restart; needs `persistence: "aof"`. @default persistence === "aof" */
+  /**
+   * Keep the data across the restart; needs `persistence: "aof"` (so redis-server: an in-memory
+   * node always restarts empty). @default persistence === "aof"
+   */
   keepData?: boolean;
 }
 
@@ -95,27 +116,36 @@ export interface NodeStats {
  * await node.restart({ delayMs: 500 }); // 503 for ~500 ms, then an empty node
  * expect(node.stats().commands.evalsha).toBe(2);
  * ```
+ *
+ * On an in-memory node the same controls are modelled in process: `pause()` holds requests back
+ * until `resume()`, `kill()` makes the endpoint answer 503 and ends SSE streams, `restart()` comes
+ * back with an empty node (no data, no script cache).
  */
 export interface DevNode {
   /** Position of the node in `cluster.nodes`. */
   readonly index: number;
+  /** What runs this node (as `cluster.backend`). */
+  readonly backend: "redis" | "memory";
   /** `http://<host>:<port>` of the REST endpoint. */
   readonly url: string;
   /** The REST token of this node. */
   readonly token: string;
-  /** `redis://<host>:<redisPort>`: talk to the redis-server directly in assertions. */
+  /**
+   * `redis://<host>:<redisPort>`: talk to the redis-server directly in assertions. An in-memory
+   * node has no such port: `memory://node-<index>`, which no Redis client can connect to.
+   */
   readonly redisUrl: string;
   /** Adds a fault (FIFO; the first matching active fault applies to a request). */
   inject(fault: Fault): void;
   /** Removes every fault. */
   clearFaults(): void;
-  /** SIGSTOPs the redis-server: requests stall until {@link DevNode.resume}. */
+  /** SIGSTOPs the redis-server (memory: holds requests back): requests stall until {@link DevNode.resume}. */
   pause(): void;
-  /** SIGCONTs a paused redis-server. No-op when it is not paused. */
+  /** SIGCONTs a paused redis-server (memory: lets the held requests run, in order). No-op when it is not paused. */
   resume(): void;
-  /** SIGKILLs the redis-server; the endpoint answers 5xx JSON until a restart. */
+  /** SIGKILLs the redis-server (memory: drops the node); the endpoint answers 5xx JSON until a restart. */
   kill(): Promise<void>;
-  /** Kills and restarts the redis-server on the same port; resolves once requests work again. */
+  /** Kills and restarts the store on the same port; resolves once requests work again. Memory: empty. */
   restart(opts?: RestartOptions): Promise<void>;
   /** Requests and commands seen by the endpoint. */
   stats(): NodeStats;

@@ -3,8 +3,8 @@
 // CLIENT LIST) read back through the endpoint to prove each stream holds exactly one connection.
 import { errors } from "@upstash/redis";
 import { afterEach, describe, expect, it } from "vitest";
-import { SUBSCRIBER_CONNECTION_NAME } from "../../src/dev/backend";
 import { type DevNodeConfig, startDevCluster } from "../../src/dev/index";
+import { SUBSCRIBER_CONNECTION_NAME } from "../../src/dev/redis-backend";
 import { uniqueKey, useDevCluster } from "../support/dev-cluster";
 import { redisServerPid, waitForExit } from "../support/processes";
 
