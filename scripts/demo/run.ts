@@ -1,6 +1,7 @@
 /**
  * The `npm start` demo as a function: the example Worker (functions/worker.ts) inside workerd via
- * Miniflare, against a local 3-node dev cluster. Fires bursts of concurrent requests at one
+ * Miniflare, against a local 3-node dev cluster (redis-servers, or in-memory nodes on a machine
+ * without redis-server: the first lines say which). Fires bursts of concurrent requests at one
  * invoice and at many invoices, with all nodes up, with one node paused (SIGSTOP: a quorum of 2
  * still answers), and with two paused (no quorum); then fires the Worker's Cron Trigger for one
  * scheduled time several times at once and once more afterwards (duplicate deliveries). Node
@@ -14,7 +15,8 @@
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { createLocks } from "../../src";
-import { type DevCluster, startDevCluster } from "../../src/dev";
+import { type DevCluster, type DevClusterOptions, startDevCluster } from "../../src/dev";
+import { backendLine } from "../../src/dev/cli/dev";
 
 /** One burst of requests and what came back. */
 export interface Row {
@@ -57,6 +59,8 @@ export interface IdempotencySummary {
 /** What {@link runDemo} measured, and the lines it printed (or would print). */
 export interface DemoSummary {
   readonly nodes: number;
+  /** What ran the nodes. */
+  readonly backend: "redis" | "memory";
   readonly rows: readonly Row[];
   readonly idempotency: IdempotencySummary;
   readonly cron: CronSummary;
@@ -71,6 +75,8 @@ export interface DemoOptions {
   readonly cronBurst?: number;
   /** Where each printed line goes. @default console.log */
   readonly print?: (line: string) => void;
+  /** What runs the nodes (see `startDevCluster`). @default "auto" */
+  readonly backend?: DevClusterOptions["backend"];
 }
 
 /** Bundle the Worker the way wrangler would (workerd conditions, ESM, everything inlined). */
@@ -292,7 +298,7 @@ async function cronDuplicates(
  * const { rows, cron } = await runDemo({ burst: 5, print: () => {} });
  */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
-  const { burst: size = 10, cronBurst = 5, print = console.log } = options;
+  const { burst: size = 10, cronBurst = 5, print = console.log, backend = "auto" } = options;
   const lines: string[] = [];
   const say = (line: string) => {
     lines.push(line);
@@ -302,7 +308,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   let mf: Miniflare | undefined;
   try {
     say("edgelock demo: starting a 3-node dev cluster and the Worker in workerd…");
-    cluster = await startDevCluster({ nodes: 3 });
+    cluster = await startDevCluster({ nodes: 3, backend });
+    say(`edgelock demo: the nodes run ${backendLine(cluster)}`);
     const script = await bundleWorker();
     const prefix = `demo:${crypto.randomUUID().slice(0, 8)}:`;
     // No compatibility flags: the library needs no Node.js APIs (wrangler.toml sets none either).
@@ -341,7 +348,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     const cron = await cronDuplicates(mf, cluster, prefix, cronBurst);
     for (const line of cron.lines) say(line);
     const idempotency = retries.summary;
-    return { nodes: cluster.nodes.length, rows, idempotency, cron: cron.summary, lines };
+    return {
+      nodes: cluster.nodes.length,
+      backend: cluster.backend,
+      rows,
+      idempotency,
+      cron: cron.summary,
+      lines,
+    };
   } finally {
     for (const control of cluster?.controls ?? []) control.resume();
     await mf?.dispose().catch(() => {});

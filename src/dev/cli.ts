@@ -1,9 +1,10 @@
 /**
  * The `edgelock` command line (package `bin`, through bin/edgelock.mjs).
  *
- * - `edgelock dev [--nodes N] [--port P] [--host H] [--persistence none|aof] [--json]` starts a dev
- *   cluster in the foreground, prints `{"nodes":[{"url","token"},…]}` as the first line of stdout
- *   (with `--json`, nothing else), then hints, and stops everything on SIGINT/SIGTERM.
+ * - `edgelock dev [--memory|--redis] [--nodes N] [--port P] [--host H] [--persistence none|aof]
+ *   [--json]` starts a dev cluster in the foreground (on redis-server, or in memory without it),
+ *   prints `{"nodes":[{"url","token"},…]}` as the first line of stdout (with `--json`, nothing
+ *   else; which backend runs goes to stderr), then hints, and stops everything on SIGINT/SIGTERM.
  * - `edgelock inspect <key>` and `edgelock force-release <key>`: the operator commands (see
  *   `cli/operator.ts`).
  * - `--version`, `--help` (also per command).
@@ -27,7 +28,8 @@ import { ask, FORCE_RELEASE_USAGE, forceRelease, INSPECT_USAGE, inspect } from "
 const USAGE = `Usage: edgelock <command> [options]
 
 Commands:
-  dev                      start a local cluster of Upstash-compatible nodes (needs redis-server)
+  dev                      start a local cluster of Upstash-compatible nodes (redis-server, or
+                           in memory without it)
   inspect <key>…           show what every node holds for a lock key
   force-release <key>…     delete a lock key on every node, whoever holds it
   help [command]           show this help, or a command's

@@ -16,14 +16,19 @@ const MAX_NODES = 64;
 
 export const DEV_USAGE = `Usage: edgelock dev [options]
 
-Starts N redis-server processes on loopback, each behind an Upstash-compatible REST endpoint,
-and prints their {url, token} configuration. Ctrl-C (SIGINT) or SIGTERM stops everything.
+Starts N nodes on loopback, each behind an Upstash-compatible REST endpoint, and prints their
+{url, token} configuration. Ctrl-C (SIGINT) or SIGTERM stops everything. The nodes are
+redis-server processes when redis-server is on PATH and ioredis is installed, else in-memory
+nodes in this process (nothing to install; no durability, a restart comes back empty, no memory
+limit or eviction, only the commands edgelock uses). The output says which.
 
 Options:
+  --memory             in-memory nodes, even with redis-server installed
+  --redis              redis-server processes (fails when redis-server or ioredis is missing)
   --nodes <n>          number of nodes, 1 to ${MAX_NODES} (default 3; an odd number)
   --port <p>           REST port of node 0; node i gets p+i (default: free ephemeral ports)
   --host <h>           interface to bind (default 127.0.0.1)
-  --persistence <m>    none (default, no disk) or aof (appendfsync always, temp dir)
+  --persistence <m>    none (default, no disk) or aof (appendfsync always, temp dir; redis)
   --json               print only the {"nodes":[…]} line
   -h, --help           show this help
 
@@ -48,6 +53,8 @@ export function parseDev(
     port: { type: "string" },
     host: { type: "string" },
     persistence: { type: "string" },
+    memory: { type: "boolean", default: false },
+    redis: { type: "boolean", default: false },
     json: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   });
@@ -57,7 +64,14 @@ export function parseDev(
   if (persistence !== undefined && persistence !== "none" && persistence !== "aof") {
     throw new UsageError(`--persistence must be "none" or "aof", got "${persistence}"`);
   }
+  if (values.memory && values.redis)
+    throw new UsageError("--memory and --redis exclude each other");
+  if (values.memory && persistence === "aof") {
+    throw new UsageError("--persistence aof needs redis-server: an in-memory node keeps no disk");
+  }
   const options: DevClusterOptions = {};
+  if (values.memory) options.backend = "memory";
+  if (values.redis) options.backend = "redis";
   const nodes = integer("nodes", values.nodes, 1, MAX_NODES);
   const port = integer("port", values.port, 0, 65_535);
   if (nodes !== undefined) options.nodes = nodes;
@@ -74,13 +88,33 @@ export function evenNote(nodes: number): string | undefined {
   return `note: ${nodes} nodes need a majority of ${majority}, so they tolerate ${nodes - majority} failed node(s), no more than ${nodes - 1} nodes would; prefer an odd number`;
 }
 
+/**
+ * What runs the nodes, in one line: `in memory (no redis-server found on PATH)`, `on redis-server
+ * (found on PATH)`.
+ */
+export function backendLine(cluster: Pick<DevCluster, "backend" | "backendReason">): string {
+  const where = cluster.backend === "memory" ? "in memory" : "on redis-server";
+  return `${where} (${cluster.backendReason})`;
+}
+
+/** What an in-memory cluster does not model, and how to get a real server. */
+const MEMORY_NOTE = [
+  "In memory: no durability (a restart comes back empty), no memory limit or eviction, only the",
+  "commands edgelock uses. For real servers: install redis-server (and ioredis), or pass --redis.",
+];
+
 function hints(cluster: DevCluster): string {
   const nodes = JSON.stringify(cluster.nodes);
   const first = cluster.nodes[0];
+  const memory = cluster.backend === "memory";
   const lines = [
     "",
-    `edgelock dev: ${cluster.nodes.length} node(s) running. Ctrl-C stops them.`,
-    ...cluster.controls.map((n) => `  node ${n.index}: ${n.url}  (redis-server ${n.redisUrl})`),
+    `edgelock dev: ${cluster.nodes.length} node(s) running ${backendLine(cluster)}. Ctrl-C stops them.`,
+    ...cluster.controls.map(
+      (n) =>
+        `  node ${n.index}: ${n.url}  (${memory ? "in memory" : `redis-server ${n.redisUrl}`})`,
+    ),
+    ...(memory ? MEMORY_NOTE : []),
     "",
     "Node, Lambda, tests: export the nodes (read by nodesFromEnv(process.env))",
     `  export EDGELOCK_NODES='${nodes}'`,
@@ -120,6 +154,8 @@ export async function runDev(parsed: {
   }
   process.stdout.write(`${JSON.stringify({ nodes: cluster.nodes })}\n`);
   if (!parsed.json) process.stdout.write(hints(cluster));
+  else
+    process.stderr.write(`edgelock dev: ${cluster.nodes.length} node(s) ${backendLine(cluster)}\n`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", () => resolve());
     process.once("SIGTERM", () => resolve());
