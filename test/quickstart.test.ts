@@ -3,6 +3,9 @@
  * shell lines of its ```sh block as written (install, `npx edgelock dev`, `export EDGELOCK_NODES=…`
  * with the first line the CLI printed pasted between the quotes), then its TypeScript sample with a
  * stub `chargeInvoice`. Both blocks are read from README.md, so the test breaks when the README does.
+ * The newcomer has neither `redis-server` (hidden from PATH) nor `ioredis`: the nodes run in memory
+ * and the CLI says so. Then, in the same folder, the same CLI finds `redis-server` (without ioredis:
+ * still memory, saying why; with ioredis installed: real servers).
  *
  * Offline: `npm install` talks to a registry served by this test on 127.0.0.1, which holds the
  * packed tarball of this package (built with the project's tsup configuration into a staging
@@ -31,6 +34,7 @@ import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import config from "../tsup.config";
 import { extractSamples } from "./docs/samples";
+import { pathWithoutRedis } from "./support/hidden-redis";
 import { waitForExit } from "./support/processes";
 
 const ROOT = resolve(".");
@@ -200,7 +204,11 @@ beforeAll(async () => {
   await build({ ...cli, config: false, outDir, silent: true });
 
   const manifests = new Map<string, object>();
-  const folders = closure(["@upstash/redis", "ioredis"]);
+  // The peers the README installs, ioredis (installed later), and edgelock's own dependencies.
+  const { dependencies = {} } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+  };
+  const folders = closure(["@upstash/redis", "ioredis", ...Object.keys(dependencies)]);
   for (const folder of [stage, ...folders]) {
     const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as {
       name: string;
@@ -229,10 +237,10 @@ afterAll(async () => {
  * Runs a shell line in `cwd`, asynchronously: the registry answers from this process meanwhile.
  * Rejects with its stderr unless it exits 0.
  */
-async function sh(line: string, cwd: string): Promise<void> {
+async function sh(line: string, cwd: string, path = process.env.PATH ?? ""): Promise<void> {
   const child = spawn("sh", ["-c", line], {
     cwd,
-    env: { ...process.env, ...npmEnv },
+    env: { ...process.env, ...npmEnv, PATH: path },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
@@ -243,44 +251,73 @@ async function sh(line: string, cwd: string): Promise<void> {
   if (code !== 0) throw new Error(`\`${line}\` exited with ${code}:\n${stderr}`);
 }
 
+/** `npx edgelock dev` in `cwd`, with `path` as PATH; its stdout lines. */
+function startDev(cwd: string, path: string, args: string[] = []) {
+  const dev: ChildProcessWithoutNullStreams = spawn("npx", ["edgelock", "dev", ...args], {
+    cwd,
+    env: { ...process.env, ...npmEnv, PATH: path },
+  });
+  let stderr = "";
+  dev.stderr.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const lines = createInterface({ input: dev.stdout })[Symbol.asyncIterator]();
+  /** The next line; throws with stderr when the output ended. */
+  const next = async (): Promise<string> => {
+    const line = await lines.next();
+    if (line.done === true) throw new Error(`edgelock dev printed no more; stderr:\n${stderr}`);
+    return line.value;
+  };
+  return { dev, next, stderr: () => stderr };
+}
+
+/** SIGTERM to npx alone (`kill $!`); resolves once the CLI and everything it started are gone. */
+async function stopDev(dev: ChildProcessWithoutNullStreams, more: number[] = []): Promise<void> {
+  const tree = descendants(dev.pid ?? 0).map((p) => p.pid);
+  dev.kill("SIGTERM");
+  await once(dev, "exit");
+  await waitForExit([...tree, ...more], 10_000);
+}
+
+const hidden = pathWithoutRedis();
+afterAll(() => hidden.remove());
+
 describe("the README's Quick start, from the packed tarball in an empty folder", () => {
-  it("installs, starts the dev cluster, runs the sample under the lock, and stops leaving nothing", async () => {
+  it("without redis-server and ioredis: installs, runs in memory and says so, runs the sample under the lock, stops leaving nothing", async () => {
     const { prerequisites, shell, sample } = quickStart();
     // What the commands need is said before them: the Node version of `engines`, redis-server.
     const { engines } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
       engines: { node: string };
     };
     expect(prerequisites).toContain(`Node.js ${engines.node.replace(">=", "≥ ")}`);
-    expect(prerequisites).toContain("`redis-server`");
+    // redis-server is optional, and said to be.
+    expect(prerequisites).toMatch(
+      /runs its nodes in memory when `redis-server`\s+is not installed/,
+    );
     expect(shell).toHaveLength(3);
     const [install = "", devLine = "", exportLine = ""] = shell.map(withoutComment);
     expect(install).toMatch(/^npm install edgelock /);
+    expect(install).not.toContain("ioredis");
     expect(devLine).toBe("npx edgelock dev");
     expect(exportLine).toBe(`export EDGELOCK_NODES='{"nodes":[…]}'`);
 
     const app = join(work, "app");
     mkdirSync(app);
-    await sh("npm init -y", app);
-    await sh(install, app);
+    await sh("npm init -y", app, hidden.path);
+    await sh(install, app, hidden.path);
+    expect(existsSync(join(app, "node_modules", "ioredis"))).toBe(false);
     // `npx edgelock dev`, started as `npx edgelock dev &` would: SIGTERM goes to npx's PID.
-    const [bin = "", ...args] = devLine.split(/\s+/);
-    const dev: ChildProcessWithoutNullStreams = spawn(bin, args, {
-      cwd: app,
-      env: { ...process.env, ...npmEnv },
-    });
-    let devErr = "";
-    dev.stderr.on("data", (chunk) => {
-      devErr += String(chunk);
-    });
+    expect(devLine.split(/\s+/)).toEqual(["npx", "edgelock", "dev"]);
+    const { dev, next } = startDev(app, hidden.path);
     try {
-      const lines = createInterface({ input: dev.stdout })[Symbol.asyncIterator]();
-      const first = await lines.next();
-      if (first.done === true) throw new Error(`edgelock dev printed nothing; stderr:\n${devErr}`);
-      const printed = first.value;
+      const printed = await next();
       const { nodes } = JSON.parse(printed) as { nodes: { url: string; token: string }[] };
       expect(nodes).toHaveLength(3);
-      const servers = descendants(dev.pid ?? 0).filter((p) => p.comm === "redis-server");
-      expect(servers).toHaveLength(3);
+      expect([await next(), await next()]).toEqual([
+        "",
+        "edgelock dev: 3 node(s) running in memory (no redis-server found on PATH). Ctrl-C stops them.",
+      ]);
+      expect(descendants(dev.pid ?? 0).filter((p) => p.comm === "redis-server")).toEqual([]);
 
       // The sample, types stripped by the project's TypeScript, after a stub chargeInvoice that
       // says when it runs and waits for the test to look at the nodes.
@@ -304,7 +341,7 @@ describe("the README's Quick start, from the packed tarball in an empty folder",
       const pasted = exportLine.replace(`{"nodes":[…]}`, printed);
       const run = spawn("sh", ["-c", `${pasted} && exec node quickstart.mjs`], {
         cwd: app,
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? app },
+        env: { PATH: hidden.path, HOME: process.env.HOME ?? app },
       });
       let runErr = "";
       run.stderr.on("data", (chunk) => {
@@ -335,13 +372,47 @@ describe("the README's Quick start, from the packed tarball in an empty folder",
         null,
       ]);
 
-      // `kill $!`: SIGTERM to npx alone; the CLI and its redis-servers stop.
-      const tree = descendants(dev.pid ?? 0).map((p) => p.pid);
-      dev.kill("SIGTERM");
-      await once(dev, "exit");
-      await waitForExit([...tree, ...servers.map((s) => s.pid)], 10_000);
+      // `kill $!`: SIGTERM to npx alone; the CLI stops.
+      await stopDev(dev);
     } finally {
       if (dev.exitCode === null && dev.signalCode === null) dev.kill("SIGKILL");
     }
-  }, 180_000);
+
+    // The same folder on a machine with redis-server: without ioredis still in memory, saying why;
+    // once ioredis is installed, on real servers.
+    const plain = process.env.PATH ?? "";
+    const noClient = startDev(app, plain, ["--json"]);
+    try {
+      expect(JSON.parse(await noClient.next())).toMatchObject({ nodes: expect.any(Array) });
+      await expect
+        .poll(noClient.stderr)
+        .toBe("edgelock dev: 3 node(s) in memory (ioredis is not installed)\n");
+      await stopDev(noClient.dev);
+    } finally {
+      if (noClient.dev.exitCode === null) noClient.dev.kill("SIGKILL");
+    }
+    await sh("npm install -D ioredis", app, plain);
+    const real = startDev(app, plain);
+    try {
+      const { nodes } = JSON.parse(await real.next()) as {
+        nodes: { url: string; token: string }[];
+      };
+      expect([await real.next(), await real.next()]).toEqual([
+        "",
+        "edgelock dev: 3 node(s) running on redis-server (found on PATH). Ctrl-C stops them.",
+      ]);
+      const servers = descendants(real.dev.pid ?? 0).filter((p) => p.comm === "redis-server");
+      expect(servers).toHaveLength(3);
+      const [first] = nodes;
+      const redis = new Redis({ url: first?.url ?? "", token: first?.token ?? "" });
+      expect(await redis.set("quickstart", "real")).toBe("OK");
+      expect(await redis.get("quickstart")).toBe("real");
+      await stopDev(
+        real.dev,
+        servers.map((s) => s.pid),
+      );
+    } finally {
+      if (real.dev.exitCode === null) real.dev.kill("SIGKILL");
+    }
+  }, 240_000);
 });
