@@ -1,7 +1,7 @@
 /**
  * `wrangler dev` for the example Worker against a local dev cluster, offline.
  *
- * Starts a 3-node dev cluster, writes its nodes to a temporary env file (mode 0600, outside the
+ * Starts a 3-node dev cluster (redis-servers, or in memory without redis-server), writes its nodes to a temporary env file (mode 0600, outside the
  * repository, deleted on exit) and runs `wrangler dev --env-file <it>`: wrangler then reads the
  * nodes from there instead of `.dev.vars`, so nothing secret is written to the repository and no
  * token shows up in the process list. Ctrl-C stops wrangler, the cluster and removes the file.
@@ -18,6 +18,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { startDevCluster } from "../src/dev";
+import { backendLine } from "../src/dev/cli/dev";
 
 const cluster = await startDevCluster({ nodes: 3 });
 const dir = mkdtempSync(join(tmpdir(), "edgelock-wrangler-"));
@@ -33,7 +34,9 @@ async function cleanup(): Promise<void> {
   await cluster.stop();
 }
 
-console.log(`edgelock dev cluster: ${cluster.controls.map((c) => c.url).join(", ")}`);
+console.log(
+  `edgelock dev cluster ${backendLine(cluster)}: ${cluster.controls.map((c) => c.url).join(", ")}`,
+);
 console.log("starting wrangler dev with EDGELOCK_NODES pointing at it…\n");
 
 const require = createRequire(import.meta.url);

@@ -51,7 +51,7 @@ function handle(cluster: DevCluster, request: HostRequest): unknown {
 }
 
 const nodes = Number(process.argv[2] ?? "5");
-const cluster = await startDevCluster({ nodes });
+const cluster = await startDevCluster({ nodes, backend: "redis" });
 const stop = async () => {
   await cluster.stop();
   process.exit(0);

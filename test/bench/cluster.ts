@@ -117,7 +117,7 @@ async function startChildPerNode(nodes: number): Promise<BenchCluster> {
 }
 
 async function startInProcess(nodes: number): Promise<BenchCluster> {
-  const cluster = await startDevCluster({ nodes });
+  const cluster = await startDevCluster({ nodes, backend: "redis" });
   return {
     where: "in process",
     nodes: cluster.nodes,

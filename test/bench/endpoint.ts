@@ -50,7 +50,7 @@ async function startBareServer(): Promise<{ url: string; close: () => void }> {
   };
 }
 
-const cluster = await startDevCluster({ nodes: 1 });
+const cluster = await startDevCluster({ nodes: 1, backend: "redis" });
 const bare = await startBareServer();
 const node = cluster.controls[0];
 if (node === undefined) throw new Error("no node");

@@ -35,7 +35,7 @@ async function startChild(
 
 describe("cleanup", () => {
   it("stop() kills every redis-server, is idempotent, and drops hung requests", async () => {
-    const cluster = await startDevCluster({ nodes: 3 });
+    const cluster = await startDevCluster({ nodes: 3, backend: "redis" });
     const pids = await Promise.all(cluster.controls.map((n) => redisServerPid(n.redisUrl)));
     expect(pids.every(isProcessAlive)).toBe(true);
     const [first] = cluster.controls;

@@ -40,6 +40,7 @@ describe("startDevCluster options", () => {
       [{ port: 65_535, nodes: 2 }, /"port"/],
       [{ maxBodyBytes: 0 }, /"maxBodyBytes"/],
       [{ host: "" }, /"host"/],
+      [{ backend: "disk" }, /"backend"/],
     ];
     for (const [options, message] of cases) {
       const error = await startDevCluster(options).catch((e: unknown) => e);

@@ -382,7 +382,7 @@ describe("a paused redis-server", () => {
 
 describe("stop", () => {
   it("finishes while streams are open, even one stalled on a paused redis-server", async () => {
-    const cluster = await startDevCluster({ nodes: 1 });
+    const cluster = await startDevCluster({ nodes: 1, backend: "redis" });
     try {
       const [target] = cluster.nodes;
       const [nodeControl] = cluster.controls;

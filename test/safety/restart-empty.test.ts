@@ -24,7 +24,7 @@ let resourceCluster: DevCluster;
 beforeAll(async () => {
   [cluster, resourceCluster] = await Promise.all([
     startDevCluster({ nodes: 3, persistence: "aof" }),
-    startDevCluster({ nodes: 1 }),
+    startDevCluster({ nodes: 1, backend: "redis" }),
   ]);
 });
 afterAll(async () => {

@@ -36,7 +36,7 @@ export function useDevCluster(options: DevClusterOptions = {}): DevClusterFixtur
   let cluster: DevCluster | undefined;
   const directs = new Map<number, IORedis>();
   beforeAll(async () => {
-    cluster = await startDevCluster(options);
+    cluster = await startDevCluster({ backend: "redis", ...options });
   });
   afterAll(async () => {
     for (const connection of directs.values()) connection.disconnect();

@@ -19,7 +19,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // src/dev is loaded by Node through tsx, not by vite: this project's module runner resolves for
   // workerd, where the CommonJS named exports of ioredis (used by src/dev) come out undefined.
   const dev: DevModule = await tsImport("../../src/dev/index.ts", import.meta.url);
-  const cluster = await dev.startDevCluster({ nodes: 3 });
+  const cluster = await dev.startDevCluster({ nodes: 3, backend: "redis" });
   project.provide(
     "devNodes",
     cluster.nodes.map(({ url, token }) => ({ url, token })),

@@ -9,7 +9,7 @@
 
 import { startDevCluster } from "../../../src/dev/index";
 
-const cluster = await startDevCluster({ nodes: Number(process.argv[2] ?? 5) });
+const cluster = await startDevCluster({ nodes: Number(process.argv[2] ?? 5), backend: "redis" });
 const stop = async () => {
   await cluster.stop();
   process.exit(0);

@@ -106,8 +106,13 @@ export async function runChaos(options: RunOptions): Promise<RunReport> {
   const log = options.log ?? (() => {});
   const nodes = options.nodes ?? 5;
   const persistence = options.profile === "delayed-empty" ? "none" : "aof";
-  const cluster = await startDevCluster({ nodes, persistence, seed: options.seed });
-  const resourceCluster = await startDevCluster({ nodes: 1 });
+  const cluster = await startDevCluster({
+    nodes,
+    persistence,
+    seed: options.seed,
+    backend: "redis",
+  });
+  const resourceCluster = await startDevCluster({ nodes: 1, backend: "redis" });
   const children: ClientProcess[] = [];
   try {
     const namespace = `chaos:${options.seed}:${derive(options.seed, performance.now())}:`;
