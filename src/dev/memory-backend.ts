@@ -15,7 +15,7 @@
  * @module
  */
 
-import { SimNode } from "../../test/sim/node/sim-node";
+import { SimNode } from "../memory/sim-node";
 import {
   type Backend,
   BackendUnavailableError,

@@ -16,8 +16,8 @@
  * @module
  */
 
-import type { Reply } from "../../test/sim/node/keyspace";
-import type { ScriptResult, SimNode } from "../../test/sim/node/sim-node";
+import type { Reply } from "../memory/keyspace";
+import type { ScriptResult, SimNode } from "../memory/sim-node";
 import type { RedisReply } from "./encode";
 import type { ParsedCommand } from "./request";
 
