@@ -85,7 +85,12 @@ describe("edgelock dev", () => {
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^Usage: edgelock <command> \[options\]/);
     expect(help.stdout).toContain("inspect <key>");
-    expect(run("dev", "--help").stdout).toMatch(/^Usage: edgelock dev \[options\]/);
+    const devHelp = run("dev", "--help").stdout;
+    expect(devHelp).toMatch(/^Usage: edgelock dev \[options\]/);
+    expect(devHelp).toContain(
+      "--memory             in-memory nodes, even with redis-server installed",
+    );
+    expect(devHelp).toContain("--redis              redis-server processes");
     expect(run("help").stdout).toBe(help.stdout);
     expect(run("help", "inspect").stdout).toMatch(/^Usage: edgelock inspect <key>… \[options\]/);
     for (const command of ["inspect", "force-release"]) {
