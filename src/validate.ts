@@ -5,7 +5,7 @@
  * @module
  */
 import { ConfigurationError } from "./errors";
-import type { Locks } from "./lock/types";
+import type { Locks } from "./lock";
 
 /**
  * Reject option names outside `known` (a typo would otherwise silently use a default).

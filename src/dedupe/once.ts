@@ -1,8 +1,7 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import { ConfigurationError, isLockBusyError, type LockBusyError } from "../errors";
-import { complete, isCompletable, owesCompletion, releaseSettled } from "../lock/handle";
-import { random, sleep } from "../lock/timing";
-import type { AcquireOptions, Lock, Locks } from "../lock/types";
+import type { AcquireOptions, Lock, Locks } from "../lock";
+import { complete, isCompletable, owesCompletion, random, releaseSettled, sleep } from "../lock";
 import { checkFunction, checkKnown, isLocks, optionalMs } from "../validate";
 import { checkRetention } from "./options";
 import type { OnceOptions, OnceResult } from "./types";

@@ -1,6 +1,6 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import { ConfigurationError, type NodeOutcome } from "../errors";
-import type { Locks } from "../lock/types";
+import type { Locks } from "../lock";
 import { checkKnown, isLocks, optionalMs } from "../validate";
 import { DEFAULT_SCOPE_HEADERS, type ScopeRule } from "./digest";
 

@@ -10,7 +10,7 @@ import {
   type QuorumError,
 } from "../../errors";
 import type { Lock, Locks } from "../../lock";
-import { releaseSettled } from "../../lock/handle";
+import { releaseSettled } from "../../lock";
 import { isLocks, optionalMs } from "../../validate";
 import { UNREAD_BODY_MS, untilBodyEnds } from "./body";
 import { defaultBudget, executionCtxOf } from "./context";

@@ -1,5 +1,5 @@
 import type { BudgetOptions, LambdaContextLike } from "../../budget";
-import type { AcquireOptions, Locks } from "../../lock/types";
+import type { AcquireOptions, Locks } from "../../lock";
 import {
   checkFunction,
   checkKnown,

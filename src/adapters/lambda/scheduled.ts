@@ -1,7 +1,5 @@
 import { budget, type LambdaContextLike } from "../../budget";
-import { once } from "../../dedupe/once";
-import { checkRetention } from "../../dedupe/options";
-import { logSkip } from "../../dedupe/skip-log";
+import { checkRetention, logSkip, once } from "../../dedupe";
 import { ConfigurationError } from "../../errors";
 import {
   checkFunction,

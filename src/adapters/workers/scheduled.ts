@@ -1,9 +1,7 @@
 import { budget as budgets } from "../../budget";
-import { once } from "../../dedupe/once";
-import { checkRetention } from "../../dedupe/options";
-import { logSkip } from "../../dedupe/skip-log";
+import { checkRetention, logSkip, once } from "../../dedupe";
 import { ConfigurationError, isConfigurationError } from "../../errors";
-import type { Lock } from "../../lock/types";
+import type { Lock } from "../../lock";
 import { checkFunction, checkKnown, checkLocksOption, optionalMs } from "../../validate";
 import type {
   DedupedScheduledHandler,

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
+import { reasonOf } from "../../errors";
 import {
   createLocks,
   isConfigurationError,
@@ -15,8 +16,7 @@ import {
   type NodeOutcome,
   nodesFromEnv,
 } from "../../index";
-import { checkKey } from "../../options";
-import { reasonOf } from "../../quorum/report";
+import { checkKey } from "../../lock";
 import { parse, UsageError } from "./args";
 
 const NODE_OPTIONS = `  --prefix <p>         the lock manager's prefix (default "lock:")
