@@ -1,8 +1,18 @@
 import type { Budget } from "../budget";
 import { ConfigurationError, isLockBusyError, type LockBusyError } from "../errors";
 import type { AcquireOptions, Lock, Locks } from "../lock";
-import { complete, isCompletable, owesCompletion, random, releaseSettled, sleep } from "../lock";
-import { checkFunction, checkKnown, isLocks, optionalMs } from "../validate";
+import {
+  checkFunction,
+  checkKnown,
+  complete,
+  isCompletable,
+  isLocks,
+  optionalMs,
+  owesCompletion,
+  random,
+  releaseSettled,
+  sleep,
+} from "../lock";
 import { checkRetention } from "./options";
 import type { OnceOptions, OnceResult } from "./types";
 

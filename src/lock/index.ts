@@ -5,7 +5,7 @@
  * Two halves. The public API — `createLocks()` → acquire / tryAcquire / using / resume / inspect /
  * forceRelease, the `Lock` handle (extend, release, signal, ticket), their types and `DEFAULTS` —
  * is re-exported by name from `src/index.ts`. The friends below serve edgelock's own rooms
- * (`dedupe`, `idempotency`, the adapters, `dev`, `validate.ts`) and are not part of the package's
+ * (`dedupe`, `idempotency`, the adapters, `dev`) and are not part of the package's
  * API: `src/index.ts` never re-exports them.
  *
  * @module
@@ -45,3 +45,13 @@ export type {
   ReleaseResult,
   ResumeOptions,
 } from "./types";
+// The option checks of every wrapper (`once()`, the adapters, the Idempotency-Key layer), so
+// each rejects bad options the same way.
+export {
+  checkFunction,
+  checkKnown,
+  checkLocksOption,
+  isLocks,
+  optionalMs,
+  optionalNonNegative,
+} from "./validate";

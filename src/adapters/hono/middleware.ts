@@ -10,8 +10,7 @@ import {
   type QuorumError,
 } from "../../errors";
 import type { Lock, Locks } from "../../lock";
-import { releaseSettled } from "../../lock";
-import { isLocks, optionalMs } from "../../validate";
+import { isLocks, optionalMs, releaseSettled } from "../../lock";
 import { UNREAD_BODY_MS, untilBodyEnds } from "./body";
 import { defaultBudget, executionCtxOf } from "./context";
 import { BUSY_RETRY_AFTER, busyResponse, unavailableResponse } from "./problem";

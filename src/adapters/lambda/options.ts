@@ -6,7 +6,7 @@ import {
   checkLocksOption,
   optionalMs,
   optionalNonNegative,
-} from "../../validate";
+} from "../../lock";
 import type { WithLockOptions } from "./types";
 
 const KNOWN = new Set(["locks", "key", "lease", "wait", "margin", "reserve", "onBusy"]);

@@ -7,7 +7,7 @@ import {
   checkLocksOption,
   optionalMs,
   optionalNonNegative,
-} from "../../validate";
+} from "../../lock";
 import { scheduledKey } from "./scheduled-key";
 import type { DedupeScheduledOptions, ScheduledJob, ScheduledSkipped } from "./scheduled-types";
 import type { LambdaContext, LambdaHandler } from "./types";

@@ -2,7 +2,7 @@ import { budget as budgets } from "../../budget";
 import { checkRetention, logSkip, once } from "../../dedupe";
 import { ConfigurationError, isConfigurationError } from "../../errors";
 import type { Lock } from "../../lock";
-import { checkFunction, checkKnown, checkLocksOption, optionalMs } from "../../validate";
+import { checkFunction, checkKnown, checkLocksOption, optionalMs } from "../../lock";
 import type {
   DedupedScheduledHandler,
   DedupeScheduledOptions,

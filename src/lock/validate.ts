@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { ConfigurationError } from "./errors";
-import type { Locks } from "./lock";
+import { ConfigurationError } from "../errors";
+import type { Locks } from "./types";
 
 /**
  * Reject option names outside `known` (a typo would otherwise silently use a default).
