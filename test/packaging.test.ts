@@ -5,20 +5,19 @@
  * manifest passes publint, both run offline on the packed tarball.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { IOREDIS_MISSING, loadNodeModule } from "../src/dev/optional";
+import tsup from "../tsup.config";
+import { type ExportTarget, packageEntries } from "./support/entries";
 
 interface PackEntry {
   readonly filename: string;
   readonly files: { readonly path: string }[];
   readonly size: number;
 }
-
-/** A condition of `exports`: a file, or nested conditions (`import` → `types`, `default`). */
-type ExportTarget = string | { readonly [condition: string]: ExportTarget };
 
 interface Manifest {
   readonly exports: Record<string, ExportTarget>;
@@ -37,8 +36,7 @@ function exportedFiles(target: ExportTarget): string[] {
 }
 
 /** The code entry points of `exports` (`.`, `./hono`, …), without `./package.json`. */
-const codeEntries = (): string[] =>
-  Object.keys(manifest().exports).filter((subpath) => subpath !== "./package.json");
+const codeEntries = (): string[] => packageEntries().map((entry) => entry.subpath);
 
 /** The build, then `npm pack` into a fresh folder; the tarball's path and what npm listed. */
 function packTarball(): { dir: string; tarball: string; pack: PackEntry } {
@@ -82,6 +80,22 @@ describe("the published package", () => {
     });
     expect(homepage).toBe("https://github.com/edgelock/edgelock#readme");
     expect(bugs).toEqual({ url: "https://github.com/edgelock/edgelock/issues" });
+  });
+
+  it("manifest: tsup builds every subpath of exports from a source of src/, and no other library entry", () => {
+    const entries = packageEntries();
+    expect(entries.map((e) => e.subpath)).toContain(".");
+    for (const { source } of entries) {
+      expect(source).toMatch(/^src\/.*\.ts$/);
+      expect(existsSync(source), source).toBe(true);
+    }
+    const built = (Array.isArray(tsup) ? tsup : [tsup]).flatMap((config) =>
+      typeof config === "function" ? [] : Object.values(config.entry ?? {}),
+    );
+    // The CLI is the one build that is no library entry: the `bin` launcher runs it.
+    expect(built.filter((source) => source !== "src/dev/cli.ts").sort()).toEqual(
+      entries.map((e) => e.source).sort(),
+    );
   });
 
   it("manifest: typesVersions maps every subpath of exports to its types (moduleResolution node10)", () => {
