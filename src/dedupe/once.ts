@@ -1,13 +1,17 @@
 import type { Budget } from "../budget";
-import { ConfigurationError, isLockBusyError, type LockBusyError } from "../errors";
-import type { AcquireOptions, Lock, Locks } from "../lock";
 import {
+  ConfigurationError,
   checkFunction,
   checkKnown,
+  isLockBusyError,
+  type LockBusyError,
+  optionalMs,
+} from "../errors";
+import type { AcquireOptions, Lock, Locks } from "../lock";
+import {
   complete,
   isCompletable,
   isLocks,
-  optionalMs,
   owesCompletion,
   random,
   releaseSettled,

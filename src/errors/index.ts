@@ -1,10 +1,11 @@
 /**
  * The errors room's door: the typed errors and their guards (public, re-exported by name from
- * `src/index.ts`), and the words for node outcomes that the other rooms put in their messages
- * (`report.ts`: for edgelock's own rooms, not part of the package's API).
+ * `src/index.ts`), and the room's friends (`friends.ts`: the words for node outcomes, the shared
+ * option checks), for edgelock's own rooms only.
  *
  * @module
  */
+
 export {
   LockError,
   type LockErrorOptions,
@@ -32,11 +33,4 @@ export {
   LockLostError,
   QuorumError,
 } from "./errors";
-export {
-  configurationFault,
-  describeNodes,
-  isRejected,
-  isUnanswered,
-  nodeName,
-  reasonOf,
-} from "./report";
+export * from "./friends";

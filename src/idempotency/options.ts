@@ -1,7 +1,7 @@
 import type { Budget } from "../budget";
-import { ConfigurationError, type NodeOutcome } from "../errors";
+import { ConfigurationError, checkKnown, type NodeOutcome, optionalMs } from "../errors";
 import type { Locks } from "../lock";
-import { checkKnown, isLocks, optionalMs } from "../lock";
+import { isLocks } from "../lock";
 import { DEFAULT_SCOPE_HEADERS, type ScopeRule } from "./digest";
 
 /**

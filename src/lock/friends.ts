@@ -22,13 +22,6 @@ export { checkKey } from "./keyset";
 export { coreOf } from "./locks";
 // Jittered sleeps that stop at an abort, shared by the retry loops of the wrappers.
 export { random, sleep } from "./timing";
-// The option checks of every wrapper (`once()`, the adapters, the Idempotency-Key layer), so
-// each rejects bad options the same way.
-export {
-  checkFunction,
-  checkKnown,
-  checkLocksOption,
-  isLocks,
-  optionalMs,
-  optionalNonNegative,
-} from "./validate";
+// The check of a `locks` option, for the wrappers (`once()`, the adapters, the Idempotency-Key
+// layer); the other option checks are the errors room's friends.
+export { checkLocksOption, isLocks } from "./validate";

@@ -27,7 +27,8 @@ const ROOMS: Readonly<Record<string, readonly string[]>> = {
   dedupe: ["budget", "errors", "lock"],
   idempotency: ["budget", "errors", "lock", "quorum"],
   adapters: ["budget", "dedupe", "errors", "idempotency", "lock", "node"],
-  dev: ["errors", "lock", "node"],
+  testing: ["errors", "memory"],
+  dev: ["errors", "lock", "memory", "node"],
 };
 
 /** The package's main entry: it re-exports rooms' doors by name, and nothing in src/ imports it. */

@@ -1,13 +1,13 @@
 import { budget, type LambdaContextLike } from "../../budget";
 import { checkRetention, logSkip, once } from "../../dedupe";
-import { ConfigurationError } from "../../errors";
 import {
+  ConfigurationError,
   checkFunction,
   checkKnown,
-  checkLocksOption,
   optionalMs,
   optionalNonNegative,
-} from "../../lock";
+} from "../../errors";
+import { checkLocksOption } from "../../lock";
 import { scheduledKey } from "./scheduled-key";
 import type { DedupeScheduledOptions, ScheduledJob, ScheduledSkipped } from "./scheduled-types";
 import type { LambdaContext, LambdaHandler } from "./types";

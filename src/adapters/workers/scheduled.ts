@@ -1,8 +1,14 @@
 import { budget as budgets } from "../../budget";
 import { checkRetention, logSkip, once } from "../../dedupe";
-import { ConfigurationError, isConfigurationError } from "../../errors";
+import {
+  ConfigurationError,
+  checkFunction,
+  checkKnown,
+  isConfigurationError,
+  optionalMs,
+} from "../../errors";
 import type { Lock } from "../../lock";
-import { checkFunction, checkKnown, checkLocksOption, optionalMs } from "../../lock";
+import { checkLocksOption } from "../../lock";
 import type {
   DedupedScheduledHandler,
   DedupeScheduledOptions,

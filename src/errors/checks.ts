@@ -1,0 +1,74 @@
+/**
+ * Small option checks shared by `once()`, the adapters, the Idempotency-Key layer and memory
+ * nodes, so every entry point rejects bad options the same way: a `ConfigurationError` naming the
+ * option, at construction.
+ *
+ * @module
+ */
+import { ConfigurationError } from "./errors";
+
+/**
+ * Reject option names outside `known` (a typo would otherwise silently use a default).
+ *
+ * @throws {ConfigurationError} naming the unknown option, or `options` for a non-object
+ * @example
+ * checkKnown(options, new Set(["lease", "retention"]), "once");
+ */
+export function checkKnown(options: unknown, known: ReadonlySet<string>, of: string): void {
+  if (typeof options !== "object" || options === null) {
+    throw new ConfigurationError("options", "expected an object");
+  }
+  for (const name of Object.keys(options)) {
+    if (!known.has(name)) throw new ConfigurationError(name, `unknown option of ${of}`);
+  }
+}
+
+/**
+ * Check that `value` is a function.
+ *
+ * @throws {ConfigurationError} naming `option`
+ * @example
+ * checkFunction("handler", handler);
+ */
+export function checkFunction(option: string, value: unknown): void {
+  if (typeof value !== "function") {
+    throw new ConfigurationError(option, `expected a function, got ${typeof value}`);
+  }
+}
+
+/**
+ * Validate an optional integer of ms that is at least `min` (`lease`: 1, `wait`: 0); `undefined`
+ * stays `undefined` so the manager's default applies.
+ *
+ * @throws {ConfigurationError} naming `option`
+ * @example
+ * optionalMs("lease", 30_000, 1) // 30000
+ */
+export function optionalMs(option: string, value: unknown, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    throw new ConfigurationError(
+      option,
+      `expected an integer >= ${min} (ms), got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Validate an optional finite number of ms ≥ 0 (budget `margin`, `reserve`).
+ *
+ * @throws {ConfigurationError} naming `option`
+ * @example
+ * optionalNonNegative("margin", 500) // 500
+ */
+export function optionalNonNegative(option: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new ConfigurationError(
+      option,
+      `expected a finite number >= 0 (ms), got ${String(value)}`,
+    );
+  }
+  return value;
+}
