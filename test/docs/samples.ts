@@ -36,6 +36,7 @@ export const ENTRY_SOURCES: Readonly<Record<string, string>> = {
   "edgelock/lambda": "src/adapters/lambda/index.ts",
   "edgelock/workers": "src/adapters/workers/index.ts",
   "edgelock/dev": "src/dev/index.ts",
+  "edgelock/testing": "src/testing/index.ts",
 };
 
 export type SampleEnv = "node" | "workers";
