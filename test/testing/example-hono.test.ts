@@ -6,7 +6,7 @@ import { manualClock, memoryNodes } from "../../src/testing/index";
 
 // The app under test. In your project it lives in its own module and takes its `Locks` (in
 // production: createLocks({ nodes: nodesFromEnv(env) })).
-export function createApp(locks: Locks) {
+function createApp(locks: Locks) {
   const app = new Hono();
   let charges = 0;
   app.post("/invoices/:id/charge", idempotency({ locks }), async (c) => {

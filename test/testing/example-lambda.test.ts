@@ -4,7 +4,7 @@ import { createLocks, isLockBusyError, type Locks } from "../../src/index";
 import { memoryNodes } from "../../src/testing/index";
 
 // The handler under test. In your project it lives in its own module and takes its `Locks`.
-export function createHandler(locks: Locks) {
+function createHandler(locks: Locks) {
   return withLock(
     async (event: { invoiceId: string }, _context, lock) => ({
       charged: event.invoiceId,
