@@ -7,9 +7,8 @@
  *
  * @module
  */
-import { ConfigurationError } from "../errors";
-import type { RedisLike, SubscriberLike } from "../node/types";
-import { checkKnown } from "../validate";
+import { ConfigurationError, checkKnown } from "../errors";
+import type { RedisLike, SubscriberLike } from "../node";
 import { type Clock, realClock } from "./clock";
 import { MemoryNodeError, UnsupportedCommandError } from "./errors";
 import { type Reply, UNKNOWN_COMMAND } from "./keyspace";

@@ -5,7 +5,7 @@
  * script branch you add (docs/SAFETY.md §7).
  */
 import { describe, expect, it } from "vitest";
-import { SimNode } from "../../../src/memory/sim-node";
+import { SimNode } from "../../../src/memory";
 import {
   ACQUIRE,
   COMPLETE,

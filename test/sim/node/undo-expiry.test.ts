@@ -6,7 +6,7 @@
  * counterpart is `test/lock/resume-undo.test.ts`.
  */
 import { describe, expect, it } from "vitest";
-import { SimNode } from "../../../src/memory/sim-node";
+import { SimNode } from "../../../src/memory";
 import { DISCARD } from "../../../src/scripts";
 import { MUTANTS } from "../mutants";
 
