@@ -130,8 +130,9 @@ describe("the published package", () => {
       expect(paths.filter((p) => p.endsWith(".map"))).toEqual([]);
       expect(paths.filter((p) => p.startsWith("src/") || p.startsWith("test/"))).toEqual([]);
       // Packed size, as a guard against growth (418 KB with the 15 source maps it used to carry;
-      // 272 KB before edgelock/testing, whose Lua VM adds 80 KB per module format, ESM and CJS).
-      expect(pack.size).toBeLessThan(450_000);
+      // 272 KB before edgelock/testing, whose Lua VM adds 80 KB per module format, ESM and CJS,
+      // and 80 KB more in the CLI's own build, for the in-memory nodes of `edgelock dev`).
+      expect(pack.size).toBeLessThan(560_000);
       // edgelock/testing carries its Lua VM: it imports only edgelock's own chunks, and nothing
       // in it reads `process` (which workerd without nodejs_compat does not have).
       for (const file of ["dist/testing/index.js", "dist/testing/index.cjs"]) {

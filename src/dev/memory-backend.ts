@@ -15,7 +15,7 @@
  * @module
  */
 
-import { SimNode } from "../memory/sim-node";
+import { SimNode } from "../memory";
 import {
   type Backend,
   BackendUnavailableError,

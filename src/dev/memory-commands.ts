@@ -16,8 +16,7 @@
  * @module
  */
 
-import type { Reply } from "../memory/keyspace";
-import type { ScriptResult, SimNode } from "../memory/sim-node";
+import type { Reply, ScriptResult, SimNode } from "../memory";
 import type { RedisReply } from "./encode";
 import type { ParsedCommand } from "./request";
 
