@@ -15,6 +15,7 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { SimNode } from "../memory";
 import {
   type Backend,
@@ -26,6 +27,9 @@ import {
 import type { RedisReply } from "./encode";
 import { execute, globToRegExp, type MemoryStore, queueError } from "./memory-commands";
 import type { ParsedCommand } from "./request";
+
+/** The SHA-1 an EVAL caches its script under (EVALSHA's key), as redis-server computes it. */
+const sha1Hex = (source: string): string => createHash("sha1").update(source).digest("hex");
 
 type Listener = (channel: string, message: string, pattern?: string) => void;
 
@@ -48,7 +52,7 @@ export class MemoryBackend implements Backend {
   #endPause: () => void = () => {};
 
   static #newNode(): SimNode {
-    return new SimNode({ now: () => Date.now() });
+    return new SimNode({ now: () => Date.now(), sha1: sha1Hex });
   }
 
   /** The store commands run against. */
