@@ -70,7 +70,7 @@ const casCode = (reply: unknown): CasReply | undefined =>
 export const ACQUIRE: Script<AcquireReply> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
-  sha1: "f04c916849e406c6f974a1aaf5b3cb8395322601",
+  sha1: "3f557af1a6972ef3057afd021558f2e8467818ab",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -88,7 +88,7 @@ export const ACQUIRE: Script<AcquireReply> = {
 export const EXTEND: Script<CasReply> = {
   name: "extend",
   lua: EXTEND_LUA,
-  sha1: "c02071a9ba2a3872ebf6ce0b00b5f84a761c2f34",
+  sha1: "0d2a0fcbcb96b33314cc156e21ad7775169a47bf",
   parse: casCode,
 };
 
@@ -108,7 +108,7 @@ export interface ResumeReply {
 export const RESUME: Script<ResumeReply> = {
   name: "resume",
   lua: RESUME_LUA,
-  sha1: "97bd4fd5eac6975eecb80849110642b51c5d4858",
+  sha1: "1c2e0bdd78e0670e0bcf37262f3b8b236a2529ec",
   parse(reply) {
     const triple = Array.isArray(reply) && reply.length === 3 ? reply : undefined;
     const cas = casCode(triple?.[0]);
@@ -124,7 +124,7 @@ export const RESUME: Script<ResumeReply> = {
 export const RELEASE: Script<CasReply> = {
   name: "release",
   lua: RELEASE_LUA,
-  sha1: "abb5df11fa878795d4453f0a410b588462ef3cc2",
+  sha1: "b128a498e743620b7e27f6e162fb6108f6906f5d",
   parse: casCode,
 };
 
@@ -141,7 +141,7 @@ export interface RaiseReply {
 export const DISCARD: Script<CasReply> = {
   name: "discard",
   lua: DISCARD_LUA,
-  sha1: "79c5a75669396e5af4c6563e26ce4a7c54bc60ef",
+  sha1: "f81f3b35b9614647e9c8588e08e57d14bcb9d615",
   parse: casCode,
 };
 
@@ -149,7 +149,7 @@ export const DISCARD: Script<CasReply> = {
 export const FENCE_RAISE: Script<RaiseReply> = {
   name: "fence-raise",
   lua: FENCE_RAISE_LUA,
-  sha1: "22f3b0923983de4c105415b1d57547b3e4976562",
+  sha1: "0ed13167a4bc6f499fa1df38f1327d434fad5934",
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -162,7 +162,7 @@ export const FENCE_RAISE: Script<RaiseReply> = {
 export const INSPECT: Script<InspectReply> = {
   name: "inspect",
   lua: INSPECT_LUA,
-  sha1: "1ae9e642fc8375e16c0c356038f312a6d204d967",
+  sha1: "2516d1d38344a292ca5e2ea22f82612f1c2525c8",
   parse(reply) {
     const triple = intArray(reply, 3);
     if (triple === undefined) return undefined;
@@ -179,7 +179,7 @@ export type CompleteReply = 1 | 2 | 0;
 export const COMPLETE: Script<CompleteReply> = {
   name: "complete",
   lua: COMPLETE_LUA,
-  sha1: "1907ea813f9b8314b37c1f8716b07be41e93ea8c",
+  sha1: "94c7e871c0c8e0810b79fdcff791eddcca2edc52",
   parse: (reply) => (reply === 1 || reply === 2 || reply === 0 ? reply : undefined),
 };
 
@@ -196,7 +196,7 @@ export type RecordReply =
 export const RECORD: Script<RecordReply> = {
   name: "record",
   lua: RECORD_LUA,
-  sha1: "5219334752575fa19193f38c2cc630d740558477",
+  sha1: "1c463dbb987e35958f35546b0933d88b07317bf9",
   parse(reply) {
     if (!Array.isArray(reply) || reply.length !== 3) return undefined;
     const [code, pttl, record] = reply as [unknown, unknown, unknown];
@@ -212,7 +212,7 @@ export const RECORD: Script<RecordReply> = {
 export const FORCE_RELEASE: Script<number> = {
   name: "force-release",
   lua: FORCE_RELEASE_LUA,
-  sha1: "64e1fd9dfc9002be137bb6a90e8fd15e08e77823",
+  sha1: "15f7b131c3ed98d7a9cb961cf3e155ac7622c795",
   parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
 };
 
@@ -229,7 +229,7 @@ export interface HandoverReply {
 export const HANDOVER: Script<HandoverReply> = {
   name: "handover",
   lua: HANDOVER_LUA,
-  sha1: "64b9c9a388da3eb3407a677377b206a0110ed6f4",
+  sha1: "2f7367635237e8ae1095021ddeae5b1745c288e7",
   parse(reply) {
     const triple = intArray(reply, 3);
     if (triple === undefined) return undefined;
@@ -248,7 +248,7 @@ export const HANDOVER: Script<HandoverReply> = {
 export const LEAVE: Script<number> = {
   name: "leave",
   lua: LEAVE_LUA,
-  sha1: "2f766114d8435a3217379abea783f25fb14c7d6e",
+  sha1: "63fb9205db97f1ec6df2190d6a1bc79b20cbc33d",
   parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
 };
 
