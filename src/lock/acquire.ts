@@ -145,7 +145,7 @@ export async function acquireLoop(
       return undefined;
     }
     const timeoutMs = core.timeoutFor(ttl);
-    return { token: newToken(), ttl, timeoutMs, waiter: seat.args, entry: seat.served };
+    return { token: newToken(), ttl, timeoutMs, waiter: seat.registration, entry: seat.entry };
   };
 
   try {
@@ -182,7 +182,7 @@ export async function acquireLoop(
       }
       const { token, ttl, timeoutMs } = next;
       const round = await (handed?.round ??
-        look(core, keys, token, ttl, timeoutMs, budget, pacing.probeAt, seat.args));
+        look(core, keys, token, ttl, timeoutMs, budget, pacing.probeAt, seat.registration));
       const verdict = await judge(core, keys, round, token, ttl, timeoutMs, budget);
       looks++;
       const { outcomes, why, durationMs, busy } = verdict;

@@ -6,6 +6,7 @@ import { fanOut, type NodeAnswer, type Round } from "../quorum/fanout";
 import { defaultRequestTimeout, roundTimer } from "../quorum/timeout";
 import {
   ACQUIRE,
+  type AcquireArgs,
   type AcquireReply,
   type CasReply,
   COMPLETE,
@@ -16,10 +17,14 @@ import {
   FENCE_RAISE,
   FORCE_RELEASE,
   INSPECT,
+  type KeyTriple,
   LEAVE,
   RECORD,
   RELEASE,
   RESUME,
+  type RoomRegistration,
+  scriptKeys,
+  tombstoneKey,
 } from "../scripts";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
 import { ReleaseOrder, type ReleaseWait } from "./order";
@@ -29,9 +34,9 @@ import { WakeChannels } from "./wake";
 
 /**
  * A lock's keys as the scripts take them: per lock key (sorted) the key, its fence counter key and
- * its wait room key, one triple after another (see `src/scripts/lua.ts`).
+ * its wait room key (flattened by `scriptKeys` where a request is made).
  */
-export type Keys = readonly string[];
+export type Keys = readonly KeyTriple[];
 
 const isOk = (status: NodeStatus): boolean => status === "ok";
 /** For release: any answer means our token is gone from that node. */
@@ -94,9 +99,9 @@ export class LockCore {
 
   /** The script keys of a lock on `key` (one key, or several already sorted: see `checkKeys`). */
   keys(key: string | readonly string[]): Keys {
-    return (typeof key === "string" ? [key] : key).flatMap((k) => {
-      const lockKey = `${this.options.prefix}${k}`;
-      return [lockKey, `${lockKey}${FENCE_SUFFIX}`, `${lockKey}${WAIT_SUFFIX}`];
+    return (typeof key === "string" ? [key] : key).map((k) => {
+      const lock = `${this.options.prefix}${k}`;
+      return { lock, fence: `${lock}${FENCE_SUFFIX}`, room: `${lock}${WAIT_SUFFIX}` };
     });
   }
 
@@ -108,29 +113,15 @@ export class LockCore {
    */
   lineOf(keys: Keys): string {
     // JSON of the lock keys: distinct sets never share a line, whatever the keys contain.
-    return JSON.stringify(keys.filter((_, i) => i % 3 === 0));
+    return JSON.stringify(this.lockKeysOf(keys));
   }
 
   /**
-   * The lock keys of a lock on `keys` (every triple's first): the release order is kept per lock
-   * key (`ReleaseOrder`), so a release of a set holds up an acquire of any of its keys.
+   * The lock keys of a lock on `keys`: the release order is kept per lock key (`ReleaseOrder`), so
+   * a release of a set holds up an acquire of any of its keys.
    */
   lockKeysOf(keys: Keys): readonly string[] {
-    return keys.filter((_, i) => i % 3 === 0);
-  }
-
-  /**
-   * The tombstone key of `token`'s round on a lock on `keys` (`<first lock key>:void:<token>`),
-   * passed after the triples to the scripts that place `token` and to DISCARD (see `TRIPLES` in
-   * `lua.ts`; docs/SAFETY.md, L3).
-   */
-  voidKey(keys: Keys, token: string): string {
-    return `${keys[0]}:void:${token}`;
-  }
-
-  /** `keys` plus the tombstone key of `token` (see {@link voidKey}). */
-  keysFor(keys: Keys, token: string): string[] {
-    return [...keys, this.voidKey(keys, token)];
+    return keys.map((k) => k.lock);
   }
 
   /**
@@ -180,7 +171,7 @@ export class LockCore {
    * it polls.
    */
   listens(keys: Keys): boolean {
-    return this.options.wake && keys.length === 3;
+    return this.options.wake && keys.length === 1;
   }
 
   /** Per-node timeout for a round granting `ttl` ms. */
@@ -203,7 +194,7 @@ export class LockCore {
   /**
    * Acquire round: `ok` (value = fence), `held` (pttl), or `done` (the done marker's pttl). Nodes
    * in `known` already answered (a probe): their answer is taken as is, no request. `waiter`:
-   * the wait room registration arguments (see `waiterArgs`), if any.
+   * the wait room registration (see `registration`), if any.
    */
   acquireRound(
     keys: Keys,
@@ -212,9 +203,9 @@ export class LockCore {
     timeoutMs: number,
     budget: Budget | undefined,
     known?: ReadonlyMap<number, NodeAnswer<number>>,
-    waiter: readonly string[] = [],
+    waiter?: RoomRegistration,
   ): Promise<Round<number>> {
-    const args = [token, String(ttl), this.options.fencing ? "1" : "0", ...waiter];
+    const args: AcquireArgs = { token, ttl, fencing: this.options.fencing, waiter };
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
@@ -236,16 +227,16 @@ export class LockCore {
     ttl: number,
     timeoutMs: number,
     budget: Budget | undefined,
-    waiter: readonly string[] = [],
+    waiter?: RoomRegistration,
   ): Promise<Round<number>> {
-    const args = [token, String(ttl), this.options.fencing ? "1" : "0", ...waiter];
+    const args: AcquireArgs = { token, ttl, fencing: this.options.fencing, waiter };
     const node = this.nodes[position] as RestNode;
     const acquire = (only: RestNode) => this.acquireOn(only, keys, args, timeoutMs, budget);
     return this.#watched(fanOut([node], acquire, { quorum: 1, isFor: isOk }));
   }
 
   /**
-   * One node's ACQUIRE (`args`: token, ttl, fencing flag, wait room registration), sent once our
+   * One node's ACQUIRE (`args`: token, ttl, fencing, wait room registration), sent once our
    * releases of the key in flight there have ended, or half its timeout passed (`after`, by
    * default read from {@link order} now). `signal`: the round's shared timeout signal, if the
    * request goes out with the round.
@@ -253,7 +244,7 @@ export class LockCore {
   async acquireOn(
     node: RestNode,
     keys: Keys,
-    args: string[],
+    args: AcquireArgs,
     timeoutMs: number,
     budget: Budget | undefined,
     sending: { signal?: AbortSignal | undefined; after?: ReleaseWait | undefined } = {},
@@ -261,7 +252,9 @@ export class LockCore {
     const after =
       "after" in sending ? sending.after : this.order.after(node.index, this.lockKeysOf(keys));
     const options = { timeoutMs, budget, spare: this.nodes.length, after, signal: sending.signal };
-    const reply = await evalScript(node, ACQUIRE, this.keysFor(keys, args[0] ?? ""), args, options);
+    // The token's tombstone: a request of a round already cleaned up places nothing.
+    const withVoid = scriptKeys(keys, tombstoneKey(keys, args.token));
+    const reply = await evalScript(node, ACQUIRE, withVoid, ACQUIRE.args(args), options);
     return acquireAnswer(reply, this.options.fencing);
   }
 
@@ -278,13 +271,14 @@ export class LockCore {
     timeoutMs: number,
     budget: Budget | undefined,
   ): Promise<Round<number>> {
-    const args = [String(fence), token];
+    const flat = scriptKeys(keys);
+    const args = FENCE_RAISE.args({ fence, token });
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         async (node) => {
           const options = { timeoutMs, budget, signal };
-          const { counts, counter } = await evalScript(node, FENCE_RAISE, keys, args, options);
+          const { counts, counter } = await evalScript(node, FENCE_RAISE, flat, args, options);
           return { status: counts ? "ok" : "held", value: counter, fence: counter };
         },
         { quorum: this.quorum, isFor: isOk },
@@ -305,7 +299,8 @@ export class LockCore {
     budget: Budget | undefined,
     holds: Holds,
   ): Promise<Round<CasReply>> {
-    const args = [token, String(ttl)];
+    const flat = scriptKeys(keys);
+    const args = EXTEND.args({ token, ttl });
     const spare = this.nodes.length;
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
@@ -316,7 +311,7 @@ export class LockCore {
           // Sent later than the round's start: a timer of its own.
           const shared = hold === true ? signal : undefined;
           const options = { timeoutMs, budget, spare, signal: shared };
-          const reply = await evalScript(node, EXTEND, keys, args, options);
+          const reply = await evalScript(node, EXTEND, flat, args, options);
           return { status: casStatus(reply), value: reply };
         },
         { quorum: this.quorum, isFor: isOk },
@@ -340,9 +335,9 @@ export class LockCore {
     budget: Budget | undefined,
     seen: { undone: boolean } = { undone: false },
   ): Promise<Round<number>> {
-    const args = [ticketToken, token, String(ttl), this.options.fencing ? "1" : "0"];
+    const args = RESUME.args({ ticketToken, token, ttl, fencing: this.options.fencing });
     // The ticket's record of failed resumes (where their undo writes their tombstones).
-    const withVoid = this.keysFor(keys, ticketToken);
+    const withVoid = scriptKeys(keys, tombstoneKey(keys, ticketToken));
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
@@ -388,18 +383,17 @@ export class LockCore {
     } = {},
   ): Promise<Round<CasReply>> {
     const { nodes = this.nodes, holds, waitAll = false, wake = false, before, counterMs } = scope;
-    const args = wake ? [token, String(Date.now()), String(reservationFor(timeoutMs))] : [token];
-    if (wake && before !== undefined) args.push(String(before));
-    if (wake && counterMs !== undefined) {
-      if (before === undefined) args.push("");
-      args.push(String(counterMs));
-    }
+    const serve = wake
+      ? { now: Date.now(), listenMs: reservationFor(timeoutMs), before, counterMs }
+      : undefined;
+    const flat = scriptKeys(keys);
+    const args = RELEASE.args({ token, serve });
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         (node) =>
           this.#whereHeld(node, keys, holds, timeoutMs, signal, (shared) =>
-            this.#release(node, keys, args, timeoutMs, budget, shared),
+            this.#release(node, flat, args, timeoutMs, budget, shared),
           ),
         { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll },
       ),
@@ -432,10 +426,10 @@ export class LockCore {
     }
   }
 
-  /** One node's compare-and-DEL (`args`: token, and to serve the room: epoch ms, ms, place). */
+  /** One node's compare-and-DEL (`args`: RELEASE's, built once per round). */
   async #release(
     node: RestNode,
-    keys: Keys,
+    keys: readonly string[],
     args: string[],
     timeoutMs: number,
     budget: Budget | undefined,
@@ -470,9 +464,9 @@ export class LockCore {
     scope: { nodes: readonly RestNode[]; holds?: Holds; restore?: string | undefined },
   ): Promise<Round<CasReply>> {
     const { nodes, holds, restore } = scope;
-    const args = restore === undefined ? [token, String(ttl)] : [token, String(ttl), restore];
+    const args = DISCARD.args({ token, keepMs: ttl, restore });
     // A resume's undo records `token` in the ticket's record of failed resumes (`RESUME_LUA`).
-    const withVoid = this.keysFor(keys, restore ?? token);
+    const withVoid = scriptKeys(keys, tombstoneKey(keys, restore ?? token));
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
@@ -503,14 +497,14 @@ export class LockCore {
     budget: Budget | undefined,
     record?: string,
   ): Promise<Round<CompleteReply>> {
-    const args =
-      record === undefined ? [token, String(retention)] : [token, String(retention), record];
+    const flat = scriptKeys(keys);
+    const args = COMPLETE.args({ token, retentionMs: retention, record });
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
           const options = { timeoutMs, budget, signal };
-          const reply = await evalScript(node, COMPLETE, keys, args, options);
+          const reply = await evalScript(node, COMPLETE, flat, args, options);
           const status = reply === 1 ? "ok" : reply === 2 ? "done" : "held";
           return { status, value: reply };
         },
@@ -525,11 +519,13 @@ export class LockCore {
    * a record written on a minority only is still found. Others report `held` (pttl) or `absent`.
    */
   recordRound(keys: Keys, timeoutMs: number, budget: Budget | undefined): Promise<Round<string>> {
+    const flat = scriptKeys(keys);
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
-          const reply = await evalScript(node, RECORD, keys, [], { timeoutMs, budget, signal });
+          const options = { timeoutMs, budget, signal };
+          const reply = await evalScript(node, RECORD, flat, RECORD.args({}), options);
           if (reply.kind === "absent") return { status: "absent" };
           if (reply.kind === "held") return { status: "held", pttl: reply.pttl };
           return { status: "done", pttl: reply.pttl, value: reply.record };
@@ -544,10 +540,11 @@ export class LockCore {
    * (a done marker, with its pttl) or `absent`; fence counter.
    */
   inspectRound(keys: Keys, timeoutMs: number): Promise<Round<number>> {
+    const flat = scriptKeys(keys);
     return fanOut(
       this.nodes,
       async (node) => {
-        const reply = await evalScript(node, INSPECT, keys, [], { timeoutMs });
+        const reply = await evalScript(node, INSPECT, flat, INSPECT.args({}), { timeoutMs });
         const { pttl, fence, kind } = reply;
         if (pttl === -2) return { status: "absent", fence, value: fence };
         const status = kind === "done" ? "done" : "held";
@@ -570,18 +567,22 @@ export class LockCore {
     timeoutMs: number,
     budget?: Budget,
   ) {
+    const flat = scriptKeys(keys);
+    const args = LEAVE.args({ member });
     for (const node of nodes) {
       if (budget !== undefined && budget.remainingSubrequests() <= this.nodes.length) return;
-      void evalScript(node, LEAVE, keys, [member], { timeoutMs, budget }).catch(() => {});
+      void evalScript(node, LEAVE, flat, args, { timeoutMs, budget }).catch(() => {});
     }
   }
 
   /** Unconditional DEL of the lock key on every node. */
   forceReleaseRound(keys: Keys, timeoutMs: number): Promise<Round<number>> {
+    const flat = scriptKeys(keys);
     return fanOut(
       this.nodes,
       async (node) => {
-        const deleted = await evalScript(node, FORCE_RELEASE, keys, [], { timeoutMs });
+        const args = FORCE_RELEASE.args({});
+        const deleted = await evalScript(node, FORCE_RELEASE, flat, args, { timeoutMs });
         return { status: deleted === 1 ? "ok" : "absent", value: deleted };
       },
       { quorum: this.quorum, isFor: answered, waitAll: true },

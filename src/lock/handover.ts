@@ -3,7 +3,14 @@ import type { NodeStatus } from "../errors";
 import type { RestNode } from "../node/node";
 import { fanOut, type NodeAnswer, type Round } from "../quorum/fanout";
 import { roundTimer } from "../quorum/timeout";
-import { type CasReply, evalScript, HANDOVER } from "../scripts";
+import {
+  type AcquireArgs,
+  type CasReply,
+  evalScript,
+  HANDOVER,
+  scriptKeys,
+  tombstoneKey,
+} from "../scripts";
 import {
   acquireAnswer,
   type Keys,
@@ -51,14 +58,21 @@ export function handoverRound(
 ): { acquire: Promise<Round<number>>; release: Promise<Round<CasReply>> } {
   // The next holder's validity counts from here: a request may run as soon as it is sent.
   const startedAt = performance.now();
-  const fencing = core.options.fencing ? "1" : "0";
-  const waiter = next.waiter ?? [];
-  // HANDOVER takes the entry and its place (ARGV[5], ARGV[8]) to serve earlier waiters first.
-  const [member = "", place = ""] = next.entry ?? [];
-  const now = String(Date.now());
-  const listenMs = String(reservationFor(next.timeoutMs));
-  const both = [token, next.token, String(next.ttl), fencing, member, now, listenMs, place];
-  const acquireArgs = [next.token, String(next.ttl), fencing, ...waiter];
+  const { fencing } = core.options;
+  const acquireArgs: AcquireArgs = {
+    token: next.token,
+    ttl: next.ttl,
+    fencing,
+    waiter: next.waiter,
+  };
+  // The next holder's entry and place let HANDOVER serve a room's earlier waiters first.
+  const both = HANDOVER.args({
+    token,
+    next: acquireArgs,
+    entry: next.entry,
+    now: Date.now(),
+    listenMs: reservationFor(next.timeoutMs),
+  });
   // One timer for all of these requests (they serve two rounds here).
   const timer =
     core.nodes.length <= SHARED_TIMER_MAX_NODES ? roundTimer(next.timeoutMs) : undefined;
@@ -88,7 +102,7 @@ async function handOn(
   keys: Keys,
   hold: boolean | Promise<boolean>,
   both: string[],
-  acquireArgs: string[],
+  acquireArgs: AcquireArgs,
   next: NextRound,
   budget: Budget | undefined,
   signal: AbortSignal | undefined,
@@ -116,7 +130,8 @@ async function handOn(
     const options = { timeoutMs, budget, after, onRetry, signal: shared };
     // The next holder's tombstone key: a HANDOVER landing after its failed round's cleanup
     // places nothing (docs/SAFETY.md, L3).
-    const reply = await evalScript(node, HANDOVER, core.keysFor(keys, next.token), both, options);
+    const withVoid = scriptKeys(keys, tombstoneKey(keys, next.token));
+    const reply = await evalScript(node, HANDOVER, withVoid, both, options);
     // "Absent" right after re-sending a request whose connection broke: the first one released.
     const released = resent && reply.released === 0 ? 1 : reply.released;
     return {

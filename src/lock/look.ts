@@ -2,6 +2,7 @@ import type { Budget } from "../budget/budget";
 import type { NodeOutcome } from "../errors";
 import type { NodeAnswer, Round } from "../quorum/fanout";
 import { isValidGrant, validity } from "../quorum/validity";
+import type { RoomRegistration } from "../scripts";
 import type { Keys, LockCore } from "./core";
 import { isDone } from "./failure";
 
@@ -12,7 +13,7 @@ import { isDone } from "./failure";
  * there). A probe that did not grant comes back as a round of that one node.
  *
  * @example
- * const round = await look(core, keys, token, ttl, timeoutMs, budget, undefined, seat.args);
+ * const round = await look(core, keys, token, ttl, timeoutMs, budget, undefined, seat.registration);
  */
 export async function look(
   core: LockCore,
@@ -22,7 +23,7 @@ export async function look(
   timeoutMs: number,
   budget: Budget | undefined,
   probeAt: number | undefined,
-  waiter: readonly string[],
+  waiter: RoomRegistration | undefined,
 ): Promise<Round<number>> {
   if (probeAt === undefined) {
     return core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, waiter);

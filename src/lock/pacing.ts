@@ -1,5 +1,6 @@
 import type { Budget } from "../budget/budget";
 import { LockBusyError, type LockError, type NodeOutcome } from "../errors";
+import type { KeyTriple } from "../scripts";
 import { Backoff } from "./backoff";
 import type { Keys, LockCore } from "./core";
 import type { LocalLine, Ticket } from "./queue";
@@ -152,7 +153,7 @@ export class Pacing {
     if (node === undefined || (budget !== undefined && budget.remainingSubrequests() <= spare)) {
       return undefined;
     }
-    const watch = this.core.wake.watch(node, this.keys[2] as string);
+    const watch = this.core.wake.watch(node, (this.keys[0] as KeyTriple).room);
     if (watch?.opened === true) budget?.charge(1);
     return watch;
   }

@@ -1,5 +1,6 @@
 import type { NodeOutcome } from "../errors";
 import type { Round } from "../quorum/fanout";
+import type { RoomEntry, RoomRegistration } from "../scripts";
 
 /** A place in a {@link LocalLine}, kept by the caller that waits in it. */
 export interface Ticket {
@@ -31,16 +32,16 @@ export interface LocalHold {
 
 /**
  * The round a handover would run for the first waiter: its fresh token, TTL and timeout, and its
- * wait room registration (`waiterArgs`), which the grant removes from the room.
+ * wait room registration, which the grant removes from the room.
  */
 export interface NextRound {
   readonly token: string;
   readonly ttl: number;
   readonly timeoutMs: number;
-  /** ACQUIRE's wait room registration (ARGV[4..6]; see `RoomSeat.args`), if any. */
-  readonly waiter?: readonly string[] | undefined;
+  /** ACQUIRE's wait room registration (see `RoomSeat.registration`), if any. */
+  readonly waiter?: RoomRegistration | undefined;
   /** The next holder's room entry and place, for HANDOVER to serve earlier waiters first. */
-  readonly entry?: readonly [member: string, place: string] | undefined;
+  readonly entry?: RoomEntry | undefined;
 }
 
 /**

@@ -2,8 +2,9 @@ import type { Budget } from "../budget/budget";
 import type { NodeOutcome } from "../errors";
 import type { ResolvedCall } from "../options";
 import type { Round } from "../quorum/fanout";
+import type { RoomRegistration } from "../scripts";
 import type { Keys, LockCore } from "./core";
-import { type WaiterEntry, waiterArgs, waiterEntry } from "./wake";
+import { registration, type WaiterEntry, waiterEntry } from "./wake";
 
 /** The node may have registered the waiter: held by another, or no answer (it may have run). */
 const mayRegister = (o: NodeOutcome): boolean =>
@@ -26,17 +27,19 @@ const mayRegister = (o: NodeOutcome): boolean =>
  *
  * @example
  * const seat = new RoomSeat(core, call, keys, began, lineUntil);
- * core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, seat.args);
+ * core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, seat.registration);
  */
 export class RoomSeat {
+  /**
+   * This caller's entry and place: a hand-over to it passes them (HANDOVER serves a room's earlier
+   * waiters first); `undefined` for a caller that does not wait.
+   */
   readonly entry: WaiterEntry | undefined;
   /**
-   * ACQUIRE's registration arguments (ARGV[4..6]); empty for a caller that does not wait or waits
-   * for several keys.
+   * ACQUIRE's registration of the entry; `undefined` for a caller that does not wait or waits for
+   * several keys.
    */
-  readonly args: readonly string[];
-  /** The entry and its place for a hand-over to this caller (HANDOVER's ARGV[5] and ARGV[8]). */
-  readonly served: readonly [member: string, place: string] | undefined;
+  readonly registration: RoomRegistration | undefined;
   /** Looks register this caller in the rooms: it waits, for one key. */
   readonly #queues: boolean;
   /** A look registered this caller in a room, and it has not been granted since. */
@@ -58,11 +61,11 @@ export class RoomSeat {
     const listener = core.listens(keys) ? core.wake.id : `p${pollMs}`;
     const entry = call.wait > 0 ? waiterEntry(lineUntil - began, listener) : undefined;
     this.entry = entry;
-    this.served = entry === undefined ? undefined : [entry.member, String(entry.place)];
-    this.#queues = entry !== undefined && keys.length === 3;
+    this.#queues = entry !== undefined && keys.length === 1;
     // The room outlives this caller's wait: while listening it may refresh one node only.
     const roomTtl = Math.max(call.lease, 2 * options.retryDelayMax, Math.ceil(lineUntil - began));
-    this.args = entry !== undefined && this.#queues ? waiterArgs(entry, roomTtl) : [];
+    this.registration =
+      entry !== undefined && this.#queues ? registration(entry, roomTtl) : undefined;
   }
 
   /**

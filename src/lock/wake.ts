@@ -1,5 +1,6 @@
 import type { RestNode } from "../node/node";
 import type { SubscriberLike } from "../node/types";
+import type { RoomRegistration } from "../scripts";
 import { newToken, unref } from "./timing";
 
 /**
@@ -48,14 +49,14 @@ export function waiterEntry(waitMs: number, listener: string): WaiterEntry {
 }
 
 /**
- * The ACQUIRE arguments ARGV[4..6] that register `entry` while the key is held, keeping the room
- * for `roomTtl` ms after this look at least.
+ * The registration ACQUIRE makes of `entry` while the key is held, keeping the room for `roomTtl`
+ * ms after this look at least.
  *
  * @example
- * core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, waiterArgs(entry, 10_000));
+ * core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, registration(entry, 10_000));
  */
-export function waiterArgs(entry: WaiterEntry, roomTtl: number): string[] {
-  return [entry.member, String(entry.place), String(Math.ceil(roomTtl))];
+export function registration(entry: WaiterEntry, roomTtl: number): RoomRegistration {
+  return { member: entry.member, place: entry.place, roomMs: Math.ceil(roomTtl) };
 }
 
 /** One caller's use of a room's subscription. */
