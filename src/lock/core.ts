@@ -6,7 +6,6 @@ import { fanOut, type NodeAnswer, type Round } from "../quorum/fanout";
 import { defaultRequestTimeout, roundTimer } from "../quorum/timeout";
 import {
   ACQUIRE,
-  type AcquireArgs,
   type AcquireReply,
   type CasReply,
   COMPLETE,
@@ -17,26 +16,21 @@ import {
   FENCE_RAISE,
   FORCE_RELEASE,
   INSPECT,
-  type KeyTriple,
   LEAVE,
   RECORD,
   RELEASE,
   RESUME,
-  type RoomRegistration,
   scriptKeys,
   tombstoneKey,
 } from "../scripts";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
 import { ReleaseOrder, type ReleaseWait } from "./order";
 import { LocalLines } from "./queue";
+import type { AcquireSpec, GrantSpec, Keys, RoundSpec } from "./spec";
 import type { LockEvent } from "./types";
 import { WakeChannels } from "./wake";
 
-/**
- * A lock's keys as the scripts take them: per lock key (sorted) the key, its fence counter key and
- * its wait room key (flattened by `scriptKeys` where a request is made).
- */
-export type Keys = readonly KeyTriple[];
+export type { Keys } from "./spec";
 
 const isOk = (status: NodeStatus): boolean => status === "ok";
 /** For release: any answer means our token is gone from that node. */
@@ -193,24 +187,17 @@ export class LockCore {
 
   /**
    * Acquire round: `ok` (value = fence), `held` (pttl), or `done` (the done marker's pttl). Nodes
-   * in `known` already answered (a probe): their answer is taken as is, no request. `waiter`:
-   * the wait room registration (see `registration`), if any.
+   * in `known` already answered (a probe): their answer is taken as is, no request.
+   * `spec.waiter`: the wait room registration (see `registration`), if any.
    */
   acquireRound(
-    keys: Keys,
-    token: string,
-    ttl: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
+    spec: AcquireSpec,
     known?: ReadonlyMap<number, NodeAnswer<number>>,
-    waiter?: RoomRegistration,
   ): Promise<Round<number>> {
-    const args: AcquireArgs = { token, ttl, fencing: this.options.fencing, waiter };
-    return this.#timed(timeoutMs, (signal) =>
+    return this.#timed(spec.timeoutMs, (signal) =>
       fanOut(
         this.nodes,
-        async (node) =>
-          known?.get(node.index) ?? this.acquireOn(node, keys, args, timeoutMs, budget, { signal }),
+        async (node) => known?.get(node.index) ?? this.acquireOn(node, spec, { signal }),
         { quorum: this.quorum, isFor: isOk },
       ),
     );
@@ -220,57 +207,41 @@ export class LockCore {
    * Probe: the acquire script on the node at `position` only (one request). Grants there when the
    * key is free (the caller then asks the others), else reports the holder's PTTL.
    */
-  probeRound(
-    position: number,
-    keys: Keys,
-    token: string,
-    ttl: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
-    waiter?: RoomRegistration,
-  ): Promise<Round<number>> {
-    const args: AcquireArgs = { token, ttl, fencing: this.options.fencing, waiter };
+  probeRound(position: number, spec: AcquireSpec): Promise<Round<number>> {
     const node = this.nodes[position] as RestNode;
-    const acquire = (only: RestNode) => this.acquireOn(only, keys, args, timeoutMs, budget);
+    const acquire = (only: RestNode) => this.acquireOn(only, spec);
     return this.#watched(fanOut([node], acquire, { quorum: 1, isFor: isOk }));
   }
 
   /**
-   * One node's ACQUIRE (`args`: token, ttl, fencing, wait room registration), sent once our
-   * releases of the key in flight there have ended, or half its timeout passed (`after`, by
-   * default read from {@link order} now). `signal`: the round's shared timeout signal, if the
-   * request goes out with the round.
+   * One node's ACQUIRE of `spec.token` for `spec.ttl` (with the wait room registration, if any),
+   * sent once our releases of the key in flight there have ended, or half its timeout passed
+   * (`after`, by default read from {@link order} now). `signal`: the round's shared timeout
+   * signal, if the request goes out with the round.
    */
   async acquireOn(
     node: RestNode,
-    keys: Keys,
-    args: AcquireArgs,
-    timeoutMs: number,
-    budget: Budget | undefined,
+    spec: AcquireSpec,
     sending: { signal?: AbortSignal | undefined; after?: ReleaseWait | undefined } = {},
   ): Promise<NodeAnswer<number>> {
+    const { keys, token, ttl, timeoutMs, budget, waiter } = spec;
     const after =
       "after" in sending ? sending.after : this.order.after(node.index, this.lockKeysOf(keys));
     const options = { timeoutMs, budget, spare: this.nodes.length, after, signal: sending.signal };
+    const args = ACQUIRE.args({ token, ttl, fencing: this.options.fencing, waiter });
     // The token's tombstone: a request of a round already cleaned up places nothing.
-    const withVoid = scriptKeys(keys, tombstoneKey(keys, args.token));
-    const reply = await evalScript(node, ACQUIRE, withVoid, ACQUIRE.args(args), options);
+    const withVoid = scriptKeys(keys, tombstoneKey(keys, token));
+    const reply = await evalScript(node, ACQUIRE, withVoid, args, options);
     return acquireAnswer(reply, this.options.fencing);
   }
 
   /**
    * Fence raise on `nodes`: counters go up to at least `fence`; needs a majority of all nodes
-   * where the raise counts (`ok`: the key held `token` or was absent; `held` otherwise, where a
-   * grant of another holder may already have drawn its fence below ours: docs/SAFETY.md, F2).
+   * where the raise counts (`ok`: the key held `spec.token` or was absent; `held` otherwise, where
+   * a grant of another holder may already have drawn its fence below ours: docs/SAFETY.md §5, F2).
    */
-  raiseRound(
-    nodes: readonly RestNode[],
-    keys: Keys,
-    fence: number,
-    token: string,
-    timeoutMs: number,
-    budget: Budget | undefined,
-  ): Promise<Round<number>> {
+  raiseRound(nodes: readonly RestNode[], spec: GrantSpec, fence: number): Promise<Round<number>> {
+    const { keys, token, timeoutMs, budget } = spec;
     const flat = scriptKeys(keys);
     const args = FENCE_RAISE.args({ fence, token });
     return this.#timed(timeoutMs, (signal) =>
@@ -291,14 +262,8 @@ export class LockCore {
    * per `holds`: no request), `held` taken over. A node whose acquire is still in flight is
    * extended once that acquire answered.
    */
-  extendRound(
-    keys: Keys,
-    token: string,
-    ttl: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
-    holds: Holds,
-  ): Promise<Round<CasReply>> {
+  extendRound(spec: RoundSpec, holds: Holds): Promise<Round<CasReply>> {
+    const { keys, token, ttl, timeoutMs, budget } = spec;
     const flat = scriptKeys(keys);
     const args = EXTEND.args({ token, ttl });
     const spare = this.nodes.length;
@@ -320,21 +285,18 @@ export class LockCore {
   }
 
   /**
-   * Resume round (a ticket): on every node, swap the ticket's token for `token` where it is still
-   * there, never shortening its expiry, and with fencing increment the fence counter (see
+   * Resume round (a ticket): on every node, swap the ticket's token for `spec.token` where it is
+   * still there, never shortening its expiry, and with fencing increment the fence counter (see
    * `RESUME_LUA`). Values and `fence` are the counters, as in an acquire round, so `judge` decides
    * it like one: fence raise on N > 1, validity from the round's start. `seen.undone` is set when
    * a node holds the ticket's record of failed resumes (one of them may still hold its token).
    */
   resumeRound(
-    keys: Keys,
+    spec: RoundSpec,
     ticketToken: string,
-    token: string,
-    ttl: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
     seen: { undone: boolean } = { undone: false },
   ): Promise<Round<number>> {
+    const { keys, token, ttl, timeoutMs, budget } = spec;
     const args = RESUME.args({ ticketToken, token, ttl, fencing: this.options.fencing });
     // The ticket's record of failed resumes (where their undo writes their tombstones).
     const withVoid = scriptKeys(keys, tombstoneKey(keys, ticketToken));
@@ -368,10 +330,7 @@ export class LockCore {
    * the acquire would then leave an orphaned grant for its whole TTL.
    */
   releaseRound(
-    keys: Keys,
-    token: string,
-    timeoutMs: number,
-    budget: Budget | undefined,
+    spec: GrantSpec,
     scope: {
       nodes?: readonly RestNode[];
       holds?: Holds;
@@ -382,6 +341,7 @@ export class LockCore {
       counterMs?: number | undefined;
     } = {},
   ): Promise<Round<CasReply>> {
+    const { keys, token, timeoutMs, budget } = spec;
     const { nodes = this.nodes, holds, waitAll = false, wake = false, before, counterMs } = scope;
     const serve = wake
       ? { now: Date.now(), listenMs: reservationFor(timeoutMs), before, counterMs }
@@ -392,8 +352,8 @@ export class LockCore {
       fanOut(
         nodes,
         (node) =>
-          this.#whereHeld(node, keys, holds, timeoutMs, signal, (shared) =>
-            this.#release(node, flat, args, timeoutMs, budget, shared),
+          this.#whereHeld(node, { keys, holds, timeoutMs, signal }, (shared) =>
+            this.#release(node, flat, args, { timeoutMs, budget, signal: shared }),
           ),
         { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll },
       ),
@@ -404,16 +364,20 @@ export class LockCore {
    * Send what ends a grant on one node, only where the grant's token may be (`holds`): nothing
    * where it never was, and after that node's acquire answered (a request of ours landing first
    * would find nothing). Our later acquires on these keys and this node wait for it (its worst
-   * case: waiting for the acquire there, then the request itself).
+   * case: waiting for the acquire there, then the request itself). `signal`: the round's shared
+   * timeout signal, passed to `send` only when the request goes out at once.
    */
   async #whereHeld(
     node: RestNode,
-    keys: Keys,
-    holds: Holds | undefined,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
+    round: {
+      keys: Keys;
+      holds: Holds | undefined;
+      timeoutMs: number;
+      signal: AbortSignal | undefined;
+    },
     send: (signal: AbortSignal | undefined) => Promise<NodeAnswer<CasReply>>,
   ): Promise<NodeAnswer<CasReply>> {
+    const { keys, holds, timeoutMs, signal } = round;
     const hold = holds?.[node.index] ?? true;
     if (hold === false) return NOT_THERE;
     const ended = this.order.track(node.index, this.lockKeysOf(keys), 2 * timeoutMs);
@@ -426,20 +390,18 @@ export class LockCore {
     }
   }
 
-  /** One node's compare-and-DEL (`args`: RELEASE's, built once per round). */
+  /** One node's compare-and-DEL (`keys` and `args`: RELEASE's, built once per round). */
   async #release(
     node: RestNode,
     keys: readonly string[],
     args: string[],
-    timeoutMs: number,
-    budget: Budget | undefined,
-    signal: AbortSignal | undefined,
+    sending: { timeoutMs: number; budget: Budget | undefined; signal: AbortSignal | undefined },
   ): Promise<NodeAnswer<CasReply>> {
     let resent = false;
     const onRetry = () => {
       resent = true;
     };
-    const options = { timeoutMs, budget, onRetry, signal };
+    const options = { ...sending, onRetry };
     const reply = await evalScript(node, RELEASE, keys, args, options);
     // "Absent" right after re-sending a request whose connection broke most likely means the
     // first attempt deleted it: report the deletion.
@@ -448,21 +410,19 @@ export class LockCore {
   }
 
   /**
-   * Discard round: the cleanup of a failed round (acquire, hand-over) or the undo of a failed
-   * resume (`restore`: the ticket's token, put back where our fresh token is). On every node of
-   * `scope.nodes` that `scope.holds` says may hold `token` (after its request answered, as for a
-   * release), DISCARD deletes `token` where it is (or puts `restore` back) and writes the token's
-   * tombstone for `ttl` ms, so a request of the round that runs later places nothing
-   * (docs/SAFETY.md, L3). Decided once every node answered or failed; `ok` where the token was.
+   * Discard round: the cleanup of a failed round `spec` (acquire, hand-over) or the undo of a
+   * failed resume (`restore`: the ticket's token, put back where our fresh token is). On every
+   * node of `scope.nodes` that `scope.holds` says may hold `spec.token` (after its request
+   * answered, as for a release), DISCARD deletes the token where it is (or puts `restore` back)
+   * and writes its tombstone for the round's `ttl`, so a request of the round that runs later
+   * places nothing (docs/SAFETY.md §2, L3). Decided once every node answered or failed; `ok`
+   * where the token was.
    */
   discardRound(
-    keys: Keys,
-    token: string,
-    ttl: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
+    spec: RoundSpec,
     scope: { nodes: readonly RestNode[]; holds?: Holds; restore?: string | undefined },
   ): Promise<Round<CasReply>> {
+    const { keys, token, ttl, timeoutMs, budget } = spec;
     const { nodes, holds, restore } = scope;
     const args = DISCARD.args({ token, keepMs: ttl, restore });
     // A resume's undo records `token` in the ticket's record of failed resumes (`RESUME_LUA`).
@@ -471,7 +431,7 @@ export class LockCore {
       fanOut(
         nodes,
         (node) =>
-          this.#whereHeld(node, keys, holds, timeoutMs, signal, async (shared) => {
+          this.#whereHeld(node, { keys, holds, timeoutMs, signal }, async (shared) => {
             const options = { timeoutMs, budget, signal: shared };
             const reply = await evalScript(node, DISCARD, withVoid, args, options);
             return { status: casStatus(reply), value: reply };
@@ -482,7 +442,8 @@ export class LockCore {
   }
 
   /**
-   * Complete round (`once()`): turn our grant into a done marker kept `retention` ms. `ok` written
+   * Complete round (`once()`): turn our grant into a done marker kept `retention` ms (with
+   * `record` kept in it, for the idempotency layer). `ok` written
    * (the key held our token or was absent), `done` already recorded, `held` someone else holds the
    * key (left alone). Decided once a majority wrote or found the marker. Sent to every node at
    * once, even where our acquire is still in flight: COMPLETE writes the marker on an absent key
@@ -490,13 +451,11 @@ export class LockCore {
    * matter (unlike a release, which an acquire landing later would undo).
    */
   completeRound(
-    keys: Keys,
-    token: string,
+    spec: GrantSpec,
     retention: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
     record?: string,
   ): Promise<Round<CompleteReply>> {
+    const { keys, token, timeoutMs, budget } = spec;
     const flat = scriptKeys(keys);
     const args = COMPLETE.args({ token, retentionMs: retention, record });
     return this.#timed(timeoutMs, (signal) =>
@@ -556,17 +515,16 @@ export class LockCore {
   }
 
   /**
-   * Remove waiter `member` from the key's wait room on `nodes`, in the background (a stale entry
-   * only costs a reservation that nobody takes). Sent only while the budget keeps N requests to
-   * spare (a release of another lock of the invocation may need them).
+   * Remove waiter `member` from the wait rooms of `on.keys` on `nodes`, in the background (a stale
+   * entry only costs a reservation that nobody takes). Sent only while the budget keeps N
+   * requests to spare (a release of another lock of the invocation may need them).
    */
   leave(
     nodes: readonly RestNode[],
-    keys: Keys,
     member: string,
-    timeoutMs: number,
-    budget?: Budget,
-  ) {
+    on: Pick<RoundSpec, "keys" | "timeoutMs" | "budget">,
+  ): void {
+    const { keys, timeoutMs, budget } = on;
     const flat = scriptKeys(keys);
     const args = LEAVE.args({ member });
     for (const node of nodes) {

@@ -247,10 +247,13 @@ export class LockHandle implements Lock {
     const ttl = budget === undefined || !capped ? lease : budget.ttl(lease);
     // Extending needs only time left (not the reserve), N requests, and N more for the release.
     const shortfall =
-      budget === undefined ? undefined : budgetShortfall(core, budget, ttl, 2 * n, 0);
+      budget === undefined
+        ? undefined
+        : budgetShortfall(core, budget, { ttl, requests: 2 * n, reserve: 0 });
     if (shortfall !== undefined) throw shortfall;
     const { keys, token, holds } = this.#grant;
-    const round = await core.extendRound(keys, token, ttl, core.timeoutFor(ttl), budget, holds);
+    const timeoutMs = core.timeoutFor(ttl);
+    const round = await core.extendRound({ keys, token, ttl, timeoutMs, budget }, holds);
     const durationMs = performance.now() - round.startedAt;
     const { outcomes } = round;
     if (round.ok && validity(ttl, durationMs, core.options.driftFactor) > 0) {
@@ -396,7 +399,8 @@ export class LockHandle implements Lock {
     if (releasing !== undefined) await releasing;
     const { keys, token, timeoutMs } = this.#grant;
     const core = this.#core;
-    let round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
+    const spec = { keys, token, timeoutMs, budget: this.#budget };
+    let round = await core.completeRound(spec, retention, record);
     // persist (idempotency, SAFETY.md §6b I1): re-send until a majority holds the marker, while
     // our token still holds the key on a majority (before the validity end), so that the claim
     // is never given up before the record is on a majority. A re-send finding the marker leaves
@@ -410,7 +414,7 @@ export class LockHandle implements Lock {
       await sleep(Math.min(left, pause * (0.5 + random() / 2)));
       if (this.#validUntil - performance.now() - timeoutMs <= 0) break;
       pause = Math.min(2 * pause, core.options.retryDelayMax);
-      round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
+      round = await core.completeRound(spec, retention, record);
     }
     // A caller of this instance waiting for the key now finds the marker on a majority.
     this.#grant.local.end();
@@ -451,7 +455,7 @@ export class LockHandle implements Lock {
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;
     if (offer !== undefined && next !== undefined) {
-      const handover = handoverRound(core, keys, token, holds, next, this.#budget);
+      const handover = handoverRound(core, { keys, token, holds, budget: this.#budget }, next);
       offer.accept(handover.acquire);
       // Resolve once the next holder's round is decided too: on Workers, what this request
       // started stops when it ends, and the next holder (another request) waits on it.
@@ -465,7 +469,7 @@ export class LockHandle implements Lock {
         // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5).
         counterMs: this.#owed?.retention,
       };
-      releasing = core.releaseRound(keys, token, timeoutMs, this.#budget, scope);
+      releasing = core.releaseRound({ keys, token, timeoutMs, budget: this.#budget }, scope);
     }
     this.#grant.local.end();
     this.#releaseSettled = releasing.then((r) => r.settled);

@@ -31,7 +31,7 @@ export interface Refusal {
  * @example
  * const pacing = new Pacing(core, keys);
  * const delay = pacing.plan(refusal, waitUntil, budget, roundCost + n);
- * await pacing.pause(line, ticket, delay, signal, seat.entry?.member);
+ * await pacing.pause(line, ticket, { delay, signal, member: seat.entry?.member });
  */
 export class Pacing {
   /** Node to probe at the next look; `undefined`: ask every node. */
@@ -99,16 +99,19 @@ export class Pacing {
   }
 
   /**
-   * Sleep `delay` ms, or until a grant of ours ends in `line` or (listening) a release wakes
-   * `member`; either makes the next look ask every node.
+   * Sleep `nap.delay` ms, or until a grant of ours ends in `line` or (listening) a release wakes
+   * `nap.member`; either makes the next look ask every node.
    */
   async pause(
     line: LocalLine,
     ticket: Ticket,
-    delay: number,
-    signal: AbortSignal | undefined,
-    member: string | undefined,
+    nap: {
+      readonly delay: number;
+      readonly signal: AbortSignal | undefined;
+      readonly member: string | undefined;
+    },
   ): Promise<void> {
+    const { delay, signal, member } = nap;
     let woken = false;
     const changed = line.changed(ticket);
     const released =

@@ -7,6 +7,7 @@ import type { LockCore } from "./core";
 import { budgetShortfall, cleanup } from "./failure";
 import { checkKeys, type KeySet } from "./keyset";
 import { judge } from "./look";
+import type { RoundSpec } from "./spec";
 import { newToken } from "./timing";
 import type { LockTicket } from "./types";
 
@@ -91,25 +92,23 @@ export async function resumeGrant(
   const ttl = budget === undefined ? lease : budget.ttl(lease);
   const roundCost = options.fencing && n > 1 ? 2 * n : n;
   // The round (and fence raise) and a release afterwards.
-  const shortfall =
-    budget === undefined ? undefined : budgetShortfall(core, budget, ttl, roundCost + n);
+  const needs = { ttl, requests: roundCost + n };
+  const shortfall = budget === undefined ? undefined : budgetShortfall(core, budget, needs);
   if (shortfall !== undefined) throw shortfall;
   const token = newToken();
   const timeoutMs = core.timeoutFor(ttl);
   const seen = { undone: false };
-  const round = await core.resumeRound(keys, ticket.token, token, ttl, timeoutMs, budget, seen);
-  const verdict = await judge(core, keys, round, token, ttl, timeoutMs, budget);
+  const spec: RoundSpec = { keys, token, ttl, timeoutMs, budget };
+  const round = await core.resumeRound(spec, ticket.token, seen);
+  const verdict = await judge(core, round, spec);
   const { outcomes, durationMs } = verdict;
   if (verdict.granted) {
     core.emit({ type: "resume", key, result: "resumed", durationMs, outcomes });
-    return grantOf(core, target, round, verdict, { token, ttl, timeoutMs }, lease);
+    return grantOf(core, target, { round, verdict, terms: spec, lease });
   }
   // Undo: the ticket's token goes back wherever ours replaced it, so that a redelivery of the
   // ticket can still resume it (docs/SAFETY.md, theorem 3).
-  const restored = await cleanup(core, round, keys, token, timeoutMs, budget, {
-    ttl,
-    restore: ticket.token,
-  });
+  const restored = await cleanup(core, round, spec, ticket.token);
   // Every node's answer (the undo waited for the slow ones already; each request is bounded by
   // its timeout): the error names every node where the ticket's token is gone.
   const settled = await round.settled;

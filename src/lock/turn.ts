@@ -10,27 +10,32 @@ export interface Handed {
 
 /**
  * Waiting strategy 1, the local line (docs/SAFETY.md §3 "handover"): wait in `line` until
- * `ticket`'s turn (first, nothing held here) or `until`. While first behind a grant held here,
- * stand ready to take over from it: its release then runs our next round, sized by `next()` at
- * that moment; wake at that grant's validity end at the latest. Behind other waiters, wake every
+ * `ticket`'s turn (first, nothing held here) or `wait.until`. While first behind a grant held
+ * here, stand ready to take over from it: its release then runs our next round, sized by
+ * `wait.next()` at that moment; wake at that grant's validity end at the latest. Behind other waiters, wake every
  * `patience` to drop a first waiter whose caller is gone, and join again at the end if this one
  * was dropped itself (it was only slow). Resolves with the handed-over round, or whether the turn
- * came (`false`: the time ran out or `signal` aborted).
+ * came (`false`: the time ran out or `wait.signal` aborted).
  *
  * Nothing here decides who holds the lock: a handed-over round is an acquire round like any
  * other, and the caller checks it the same way.
  *
  * @example
- * const waited = await waitTurn(line, ticket, lineUntil, signal, sizeNext);
+ * const waited = await waitTurn(line, ticket, { until: lineUntil, signal, next: sizeNext });
  * if (typeof waited !== "boolean") round = await waited.round;
  */
 export async function waitTurn(
   line: LocalLine,
   ticket: Ticket,
-  until: number,
-  signal: AbortSignal | undefined,
-  next: () => NextRound | undefined,
+  wait: {
+    /** Stop waiting then (`performance.now()` clock). */
+    readonly until: number;
+    readonly signal: AbortSignal | undefined;
+    /** Sizes the round a releasing grant would run for us. */
+    readonly next: () => NextRound | undefined;
+  },
 ): Promise<Handed | boolean> {
+  const { until, signal, next } = wait;
   let sized: NextRound | undefined;
   let taken: Promise<Round<number>> | undefined;
   const offer: Offer = {
