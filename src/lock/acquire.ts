@@ -15,12 +15,12 @@ import { type Holds, holdsOf } from "./holds";
 import type { KeySet } from "./keyset";
 import { judge, look, type Verdict } from "./look";
 import { Pacing } from "./pacing";
-import type { LocalHold, LocalLine, NextRound, Ticket } from "./queue";
+import type { LineSpot, LocalHold, LocalLine, NextRound } from "./queue";
 import { RoomSeat } from "./room";
 import type { RoundSpec, RoundTerms } from "./spec";
 import { newToken } from "./timing";
 import { afterAttempts } from "./tried";
-import { type Handed, waitTurn } from "./turn";
+import { type HandedRound, waitTurn } from "./turn";
 
 /** A successful acquisition, before it is wrapped in a `Lock`. */
 export interface Grant {
@@ -72,7 +72,7 @@ export function grantOf(core: LockCore, target: KeySet, won: Won): Grant {
   const { token, ttl, timeoutMs } = terms;
   const validUntil = round.startedAt + ttl - drift(ttl, core.options.driftFactor);
   // Counted as held before leaving the line, so the next in line waits for its end.
-  const local = core.lines.of(core.lineOf(keys)).hold(validUntil);
+  const local = core.lines.of(core.lineKey(keys)).hold(validUntil);
   const { fence, outcomes } = verdict;
   const holds = holdsOf(round);
   return {
@@ -91,10 +91,10 @@ export function grantOf(core: LockCore, target: KeySet, won: Won): Grant {
 }
 
 /**
- * The acquire loop (docs/SAFETY.md §3, "acquire round, probe"): fresh token per round, one acquire round on
- * all nodes (or a probe), a fence raise when fencing on N > 1, validity check; on failure release
- * everywhere that may have granted, then wait and retry within `wait` and the budget. Waiting
- * combines three strategies, each its own unit:
+ * The acquire loop (docs/SAFETY.md §3, "acquire round, probe"): fresh token per round, one acquire
+ * round on all nodes (or a probe), a fence raise when fencing on N > 1, validity check; on failure
+ * discard the token everywhere it may have been placed, then wait and retry within `wait` and the
+ * budget. Waiting combines three strategies, each its own unit:
  *
  * - the local line ({@link waitTurn}): callers of one `Locks` instance line up per key; only the
  *   first asks the nodes, nobody asks while one of them holds the key, and a release hands the key
@@ -142,7 +142,7 @@ export async function acquireLoop(
   const giveUp = (error: LockError): LockError =>
     looks > 1 ? afterAttempts(error, looks, performance.now() - began) : error;
   let line: LocalLine | undefined;
-  let ticket: Ticket | undefined;
+  let spot: LineSpot | undefined;
   // The round this caller runs next, sized now (a handover sizes it when the release runs).
   const sizeNext = (): NextRound | undefined => {
     const ttl = budget === undefined ? lease : budget.ttl(lease);
@@ -156,15 +156,15 @@ export async function acquireLoop(
 
   try {
     for (let attempt = 0; ; attempt++) {
-      let handed: Handed | undefined;
+      let handed: HandedRound | undefined;
       if (
         call.wait > 0 &&
-        (ticket !== undefined || core.lines.peek(core.lineOf(keys))?.idle === false)
+        (spot !== undefined || core.lines.peek(core.lineKey(keys))?.idle === false)
       ) {
-        line ??= core.lines.of(core.lineOf(keys));
-        ticket ??= line.join(patience, seat.entry?.place);
-        if (!line.isTurn(ticket)) {
-          const waited = await waitTurn(line, ticket, { until: lineUntil, signal, next: sizeNext });
+        line ??= core.lines.of(core.lineKey(keys));
+        spot ??= line.join(patience, seat.entry?.place);
+        if (!line.isTurn(spot)) {
+          const waited = await waitTurn(line, spot, { until: lineUntil, signal, next: sizeNext });
           if (typeof waited === "boolean") {
             if (signal?.aborted) throw signal.reason;
             if (!waited)
@@ -233,19 +233,19 @@ export async function acquireLoop(
       const refusal = { outcomes, error: lastError, failedProbe, busy };
       const delay = pacing.plan(refusal, waitUntil, budget, roundCost + n);
       // From the first failed look on, wait in line with the other callers of this instance.
-      line ??= core.lines.of(core.lineOf(keys));
-      ticket ??= line.join(patience, seat.entry?.place);
-      line.seen(ticket);
+      line ??= core.lines.of(core.lineKey(keys));
+      spot ??= line.join(patience, seat.entry?.place);
+      line.seen(spot);
       // Callers waiting in line behind this one report the cluster, not a probe's one node.
       line.last =
         verdict.probed && lastRound !== undefined
           ? lastRound
           : { outcomes: lastError.outcomes, why: lastWhy };
-      await pacing.pause(line, ticket, { delay, signal, member: seat.entry?.member });
+      await pacing.pause(line, spot, { delay, signal, member: seat.entry?.member });
       if (signal?.aborted) throw signal.reason;
     }
   } finally {
-    if (ticket !== undefined) line?.leave(ticket);
+    if (spot !== undefined) line?.leave(spot);
     pacing.close();
     seat.stopped(keys);
   }

@@ -80,8 +80,8 @@ export class LockCore {
   readonly order: ReleaseOrder;
   /** Grants held and callers waiting, per lock key, within this instance. */
   readonly lines = new LocalLines();
-  /** Wake-up subscriptions to wait rooms, shared by this instance's callers. */
-  readonly wake = new WakeChannels();
+  /** Wake-up subscriptions to wait rooms (the `wake` option), shared by this instance's callers. */
+  readonly channels = new WakeChannels();
   /** Nodes whose last answer rejected the token (see `#watched`). */
   readonly #rejecting = new Set<number>();
 
@@ -100,12 +100,12 @@ export class LockCore {
   }
 
   /**
-   * The local line of a lock on `keys`: one per set of keys (the release order is per key:
-   * `lockKeysOf`). Callers of this instance on overlapping but different sets stand in different
-   * lines, and the nodes decide between them; a handover only ever goes to a caller for the very
-   * same keys.
+   * The key of the local line of a lock on `keys` in {@link lines}: one line per set of keys (the
+   * release order is per key: `lockKeysOf`). Callers of this instance on overlapping but
+   * different sets stand in different lines, and the nodes decide between them; a handover only
+   * ever goes to a caller for the very same keys.
    */
-  lineOf(keys: Keys): string {
+  lineKey(keys: Keys): string {
     // JSON of the lock keys: distinct sets never share a line, whatever the keys contain.
     return JSON.stringify(this.lockKeysOf(keys));
   }
@@ -319,7 +319,7 @@ export class LockCore {
   /**
    * Release round: compare-and-DEL on `scope.nodes` (default: all). Decided once a majority
    * answered (`ok` deleted, `absent`, `held`), so a slow minority does not slow it; or, with
-   * `waitAll`, once every node answered (cleanup after a failed acquire). `wake`: the release
+   * `waitAll`, once every node answered (cleanup after a failed acquire). `serveRoom`: the release
    * serves the key's wait room (RELEASE's `SERVE_ROOM`: a reservation for the first live listener,
    * or for a waiter placed before `before`, the place of this instance's next waiter); a release,
    * not a cleanup, which frees a minority only.
@@ -335,15 +335,16 @@ export class LockCore {
       nodes?: readonly RestNode[];
       holds?: Holds;
       waitAll?: boolean;
-      wake?: boolean;
+      serveRoom?: boolean;
       before?: number | undefined;
-      /** A one-shot run's counter lifetime (RELEASE ARGV[5]); sent with `wake` only. */
+      /** A one-shot run's counter lifetime (RELEASE ARGV[5]); sent with `serveRoom` only. */
       counterMs?: number | undefined;
     } = {},
   ): Promise<Round<CasReply>> {
     const { keys, token, timeoutMs, budget } = spec;
-    const { nodes = this.nodes, holds, waitAll = false, wake = false, before, counterMs } = scope;
-    const serve = wake
+    const { nodes = this.nodes, holds, waitAll = false, serveRoom = false } = scope;
+    const { before, counterMs } = scope;
+    const serve = serveRoom
       ? { now: Date.now(), listenMs: reservationFor(timeoutMs), before, counterMs }
       : undefined;
     const flat = scriptKeys(keys);

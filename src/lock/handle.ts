@@ -450,7 +450,7 @@ export class LockHandle implements Lock {
     // The first caller of this instance waiting for the key stands ready: hand the key over in
     // the same requests. Otherwise it asks on its own once woken (on each node after our release
     // there answered).
-    const line = core.lines.peek(core.lineOf(keys));
+    const line = core.lines.peek(core.lineKey(keys));
     const offer = line?.takeOffer();
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;
@@ -464,7 +464,7 @@ export class LockHandle implements Lock {
       // Waiters of other instances placed before our next caller are served first (the room).
       const scope = {
         holds,
-        wake: true,
+        serveRoom: true,
         before: line?.firstPlace(),
         // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5).
         counterMs: this.#owed?.retention,

@@ -9,7 +9,7 @@ import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
 import type { NextRound } from "./queue";
 import type { AcquireSpec, Keys } from "./spec";
 
-/** The grant a hand-over ends: its keys, token and `holds`, and the budget that sends the requests. */
+/** The grant a hand-over ends: its keys, token and `holds`, and the budget sending the requests. */
 export interface Releasing {
   readonly keys: Keys;
   readonly token: string;

@@ -3,7 +3,7 @@ import { LockBusyError, type LockError, type NodeOutcome } from "../errors";
 import type { KeyTriple } from "../scripts";
 import { Backoff } from "./backoff";
 import type { Keys, LockCore } from "./core";
-import type { LocalLine, Ticket } from "./queue";
+import type { LineSpot, LocalLine } from "./queue";
 import { random, sleep } from "./timing";
 import type { Watch } from "./wake";
 
@@ -31,7 +31,7 @@ export interface Refusal {
  * @example
  * const pacing = new Pacing(core, keys);
  * const delay = pacing.plan(refusal, waitUntil, budget, roundCost + n);
- * await pacing.pause(line, ticket, { delay, signal, member: seat.entry?.member });
+ * await pacing.pause(line, spot, { delay, signal, member: seat.entry?.member });
  */
 export class Pacing {
   /** Node to probe at the next look; `undefined`: ask every node. */
@@ -104,7 +104,7 @@ export class Pacing {
    */
   async pause(
     line: LocalLine,
-    ticket: Ticket,
+    spot: LineSpot,
     nap: {
       readonly delay: number;
       readonly signal: AbortSignal | undefined;
@@ -113,7 +113,7 @@ export class Pacing {
   ): Promise<void> {
     const { delay, signal, member } = nap;
     let woken = false;
-    const changed = line.changed(ticket);
+    const changed = line.changed(spot);
     const released =
       this.#listening && member !== undefined ? this.#watch?.woken(member) : undefined;
     const either = released === undefined ? changed : Promise.race([changed, released]);
@@ -156,7 +156,7 @@ export class Pacing {
     if (node === undefined || (budget !== undefined && budget.remainingSubrequests() <= spare)) {
       return undefined;
     }
-    const watch = this.core.wake.watch(node, (this.keys[0] as KeyTriple).room);
+    const watch = this.core.channels.watch(node, (this.keys[0] as KeyTriple).room);
     if (watch?.opened === true) budget?.charge(1);
     return watch;
   }

@@ -62,7 +62,7 @@ export class RoomSeat {
     const { began, until: lineUntil } = wait;
     const { options } = core;
     const pollMs = options.retryDelayMax + core.timeoutFor(call.lease);
-    const listener = core.listens(keys) ? core.wake.id : `p${pollMs}`;
+    const listener = core.listens(keys) ? core.channels.id : `p${pollMs}`;
     const entry = call.wait > 0 ? waiterEntry(lineUntil - began, listener) : undefined;
     this.entry = entry;
     this.#queues = entry !== undefined && keys.length === 1;

@@ -25,7 +25,8 @@ export interface RoundTerms {
  * the budget its requests are charged to.
  *
  * @example
- * const spec: RoundSpec = { keys, token: newToken(), ttl, timeoutMs: core.timeoutFor(ttl), budget };
+ * const timeoutMs = core.timeoutFor(ttl);
+ * const spec: RoundSpec = { keys, token: newToken(), ttl, timeoutMs, budget };
  * const round = await core.acquireRound(spec);
  */
 export interface RoundSpec extends RoundTerms {

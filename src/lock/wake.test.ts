@@ -37,7 +37,7 @@ afterEach(() => {
 });
 
 describe("waiter entries", () => {
-  it("carry the deadline, the listener and a call id; ACQUIRE's args add the place and the room TTL", () => {
+  it("carry the deadline, the listener and a call id; ACQUIRE adds the place and the room TTL", () => {
     const before = Date.now();
     const entry = waiterEntry(5_000, "abc123");
     const [deadline, listener, id] = entry.member.split(":");

@@ -37,7 +37,7 @@ export interface WaiterEntry {
  * The entry of a caller of the instance whose channels are `listener`'s, waiting at most `waitMs`.
  *
  * @example
- * const entry = waiterEntry(5_000, core.wake.id);
+ * const entry = waiterEntry(5_000, core.channels.id);
  * // { member: "1763784005000:9f2c41d07a3b:5e01c2aa", place: 1763784000000 }
  */
 export function waiterEntry(waitMs: number, listener: string): WaiterEntry {
@@ -223,14 +223,14 @@ export class WakeChannels {
     });
     subscriber.on("message", (data) => {
       const member = String((data as { message?: unknown } | undefined)?.message);
-      const wake = channel.waiters.get(member);
-      if (wake === undefined) {
+      const notify = channel.waiters.get(member);
+      if (notify === undefined) {
         // Kept for the caller's next sleep: a release may beat it to its sleep.
         if (channel.users > 0) channel.early.add(member);
         return;
       }
       channel.waiters.delete(member);
-      wake();
+      notify();
     });
     this.#channels.set(room, channel);
     return channel;
