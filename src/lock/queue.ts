@@ -20,7 +20,7 @@ export interface LineSpot {
  * Longest run of consecutive handovers within one instance: the next release after it goes to the
  * nodes (serving their wait rooms) instead of straight to the next local caller. A backstop for
  * fairness towards waiters the room does not know (their registration failed); the room already
- * serves the others in order (docs/SAFETY.md, liveness).
+ * serves the others in order (docs/SAFETY.md §6, "Backstop").
  */
 export const HANDOVER_RUN_MAX = 8;
 

@@ -66,12 +66,13 @@ export function checkTicket(
 }
 
 /**
- * Take the ticket's lock over (docs/SAFETY.md §3 "resume", theorem 3): one RESUME round swaps the
- * ticket's token for a fresh one on every node that still holds it, never shortening its expiry,
- * and is judged like an acquire round ({@link judge}): a majority of swaps, with fencing a fresh
- * fence raised on a majority, and the validity left counted from this round's start. Anything
- * less is undone — the ticket's token put back wherever ours replaced it, ours tombstoned so that a
- * late RESUME of this round swaps nothing, every node awaited — and reported: gone on a majority
+ * Take the ticket's lock over (docs/SAFETY.md §3 "resume", §4 Theorem 3): one RESUME round swaps
+ * the ticket's token for a fresh one on every node that still holds it, never shortening its
+ * expiry, and is judged like an acquire round ({@link judge}): a majority of swaps, with fencing a
+ * fresh fence raised on a majority, and the validity left counted from this round's start.
+ * Anything less is undone — the ticket's token put back wherever ours replaced it, ours
+ * tombstoned so that a late RESUME of this round swaps nothing, every node awaited — and
+ * reported: gone on a majority
  * → `LockLostError`, otherwise `QuorumError`, after which a redelivery of the same ticket can
  * still resume it. Gone on a majority while a node holds the ticket's record of failed resumes
  * is a `QuorumError` too: the nodes "held" may hold a failed resume's token until its undo lands.
@@ -107,7 +108,7 @@ export async function resumeGrant(
     return grantOf(core, target, { round, verdict, terms: spec, lease });
   }
   // Undo: the ticket's token goes back wherever ours replaced it, so that a redelivery of the
-  // ticket can still resume it (docs/SAFETY.md, theorem 3).
+  // ticket can still resume it (docs/SAFETY.md §4, Theorem 3).
   const restored = await cleanup(core, round, spec, ticket.token);
   // Every node's answer (the undo waited for the slow ones already; each request is bounded by
   // its timeout): the error names every node where the ticket's token is gone.
@@ -118,8 +119,8 @@ export async function resumeGrant(
   // redelivery can still resume: that is a QuorumError. So is a majority gone while the ticket's
   // token was still on some node (we swapped it there) and a node holds the ticket's record of
   // failed resumes: a node "held" may hold such a resume's token, its undo still on the way,
-  // after which the ticket is resumable again (docs/SAFETY.md, theorem 3). A duplicate after a
-  // successful resume finds the ticket's token nowhere: LockLostError.
+  // after which the ticket is resumable again (docs/SAFETY.md §4, Theorem 3). A duplicate after
+  // a successful resume finds the ticket's token nowhere: LockLostError.
   const undoing =
     seen.undone && settled.some((o) => o.status === "ok") && gone.some((o) => o.status === "held");
   if (!verdict.invalid && !round.ok && !undoing && gone.length > n - quorum) {

@@ -14,8 +14,8 @@ export interface HandedRound {
  * here, stand ready to take over from it: its release then runs our next round, sized by
  * `wait.next()` at that moment; wake at that grant's validity end at the latest. Behind other
  * waiters, wake every `patience` to drop a first waiter whose caller is gone, and join again at
- * the end if this one was dropped itself (it was only slow). Resolves with the handed-over round, or whether the turn
- * came (`false`: the time ran out or `wait.signal` aborted).
+ * the end if this one was dropped itself (it was only slow). Resolves with the handed-over
+ * round, or whether the turn came (`false`: the time ran out or `wait.signal` aborted).
  *
  * Nothing here decides who holds the lock: a handed-over round is an acquire round like any
  * other, and the caller checks it the same way.
