@@ -1,8 +1,7 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import type { NodeStatus } from "../errors";
-import type { RestNode } from "../node/node";
-import { fanOut, type NodeAnswer, type Round } from "../quorum/fanout";
-import { roundTimer } from "../quorum/timeout";
+import type { RestNode } from "../node";
+import { fanOut, type NodeAnswer, type Round, roundTimer } from "../quorum";
 import { type CasReply, evalScript, HANDOVER, scriptKeys, tombstoneKey } from "../scripts";
 import { acquireAnswer, type LockCore, reservationFor, SHARED_TIMER_MAX_NODES } from "./core";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";

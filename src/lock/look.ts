@@ -1,6 +1,6 @@
 import type { NodeOutcome } from "../errors";
-import type { NodeAnswer, Round } from "../quorum/fanout";
-import { isValidGrant, validity } from "../quorum/validity";
+import type { NodeAnswer, Round } from "../quorum";
+import { isValidGrant, validity } from "../quorum";
 import type { LockCore } from "./core";
 import { isDone } from "./failure";
 import type { AcquireSpec, RoundSpec } from "./spec";

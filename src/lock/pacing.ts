@@ -1,4 +1,4 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import { LockBusyError, type LockError, type NodeOutcome } from "../errors";
 import type { KeyTriple } from "../scripts";
 import { Backoff } from "./backoff";

@@ -1,5 +1,5 @@
 import type { NodeOutcome } from "../errors";
-import type { Round } from "../quorum/fanout";
+import type { Round } from "../quorum";
 import type { RoomEntry, RoomRegistration } from "../scripts";
 
 /** A place in a {@link LocalLine}, kept by the caller that waits in it. */

@@ -1,8 +1,8 @@
 import type { NodeOutcome } from "../errors";
-import type { ResolvedCall } from "../options";
-import type { Round } from "../quorum/fanout";
+import type { Round } from "../quorum";
 import type { RoomRegistration } from "../scripts";
 import type { Keys, LockCore } from "./core";
+import type { ResolvedCall } from "./options";
 import type { RoundSpec } from "./spec";
 import { registration, type WaiterEntry, waiterEntry } from "./wake";
 

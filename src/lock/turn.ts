@@ -1,4 +1,4 @@
-import type { Round } from "../quorum/fanout";
+import type { Round } from "../quorum";
 import type { LineSpot, LocalLine, NextRound, Offer } from "./queue";
 import { sleep } from "./timing";
 

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { RestNode } from "../node/node";
-import type { SubscriberLike } from "../node/types";
+import type { RestNode, SubscriberLike } from "../node";
 import { ACQUIRE } from "../scripts";
 import { LINGER_MS, lingerMs, registration, WakeChannels, waiterEntry } from "./wake";
 

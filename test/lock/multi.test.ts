@@ -1,5 +1,5 @@
 /**
- * Locks on several keys (issue 15 §2) against a real 3-node dev cluster: all keys or none on every
+ * Locks on several keys (docs/SAFETY.md §4b) against a real 3-node dev cluster: all keys or none on every
  * node, order-independent conflicts, one token and one fence per lock, no deadlock between waiters
  * for the same keys in different orders.
  */
@@ -112,9 +112,11 @@ describe("a lock on several keys", () => {
     const { prefix, locks } = setup("extend", { lease: 400 });
     const lock = await locks.acquire(["a", "b"], { lease: 3_000 });
     expect((await lock.extend(5_000)).validUntil).toBeGreaterThan(Date.now() + 4_000);
+    // On every node (decided at a majority: the third node's extension may land a little later).
     for (const key of ["a", "b"]) {
-      for (const pttl of await pttlBack(dev, N, `${prefix}${key}`))
-        expect(pttl).toBeGreaterThan(4_000);
+      await eventually(async () =>
+        (await pttlBack(dev, N, `${prefix}${key}`)).every((p) => p > 4_000),
+      );
     }
     await lock.release();
 
@@ -191,7 +193,7 @@ describe("a lock on several keys", () => {
     await lock.release();
   });
 
-  it("a waiter for [a, b] while b is held does not slow the callers of a (an outside review's convoy)", async () => {
+  it("a waiter for [a, b] while b is held does not slow the callers of a (no convoy)", async () => {
     // Two instances with two callers each on "a": releases have local waiters and serve the room.
     // With a waiter for several keys in a's room, every release kept "a" for it although "b" was
     // held: 9 sections of "a" in 6 s instead of 484. The same waiter on [b, c] is the control.
@@ -230,7 +232,9 @@ describe("a lock on several keys", () => {
       sectionsOfA("convoy-control", ["b", "c"]),
       sectionsOfA("convoy", ["a", "b"]),
     ]);
-    expect(control).toBeGreaterThan(20);
+    // Enough sections for a ratio to mean something even on a loaded machine (the convoy itself
+    // gets a few per run).
+    expect(control).toBeGreaterThan(10);
     expect(withWaiter / control).toBeGreaterThan(0.4);
   });
 

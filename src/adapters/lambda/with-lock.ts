@@ -1,7 +1,7 @@
 import { budget, type LambdaContextLike } from "../../budget";
 import { isLockBusyError } from "../../errors";
-import { releaseSettled } from "../../lock/handle";
-import type { Lock } from "../../lock/types";
+import type { Lock } from "../../lock";
+import { releaseSettled } from "../../lock";
 import { resolveWithLock } from "./options";
 import type { LambdaContext, LambdaHandler, LockedHandler, WithLockOptions } from "./types";
 
