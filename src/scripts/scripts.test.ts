@@ -143,6 +143,22 @@ describe("scripts", () => {
     }
   });
 
+  it("every script reads ARGV and KEYS only into named, commented locals (or the key helpers)", () => {
+    const helpers = [
+      "  return KEYS[3 * i - 2]",
+      "  return KEYS[3 * i - 1]",
+      "  return KEYS[3 * i]",
+      "    return n - 1, KEYS[#KEYS]",
+    ];
+    const named = /^local \w+ = (ARGV|KEYS)\[\d+\]( == "1")? -- \S/;
+    for (const script of SCRIPTS) {
+      const reads = script.lua.split("\n").filter((line) => /\b(ARGV|KEYS)\[/.test(line));
+      for (const line of reads) {
+        expect(helpers.includes(line) || named.test(line), `${script.name}: ${line}`).toBe(true);
+      }
+    }
+  });
+
   it("argument builders put each field where the script's named locals read it", () => {
     const waiter = { member: "9:abc:1", place: 1_700, roomMs: 4_000 };
     expect(ACQUIRE.args({ token: "t", ttl: 5_000, fencing: true })).toEqual(["t", "5000", "1"]);
