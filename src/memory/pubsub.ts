@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { SubscriberLike } from "../node/types";
+import type { SubscriberLike } from "../node";
 
 type Listener = (data: unknown) => void;
 type Event = "subscribe" | "message" | "error";

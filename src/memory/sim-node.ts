@@ -10,7 +10,6 @@
 
 import { Keyspace, type Reply } from "./keyspace";
 import { LuaBridge, type ScriptResult } from "./lua-bridge";
-import { sha1 } from "./sha1";
 
 export type { ScriptResult } from "./lua-bridge";
 
@@ -20,6 +19,13 @@ export interface SimNodeOptions {
   readonly now: () => number;
   /** Called for each PUBLISH a script makes. */
   onPublish?: ((channel: string, message: string) => void) | undefined;
+  /**
+   * A synchronous SHA-1 (hex) of a script's source, for an EVAL that does not say the SHA-1 to
+   * cache the script under. The platforms' own SHA-1 (WebCrypto) is asynchronous, so callers that
+   * can await pass the SHA-1 to {@link SimNode.eval} instead (as {@link MemoryNode} does), and
+   * Node-only callers (the simulation, the dev cluster) pass `node:crypto`'s here.
+   */
+  readonly sha1?: ((source: string) => string) | undefined;
 }
 
 const NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL.";
@@ -43,6 +49,7 @@ const sharedBridge = (): LuaBridge => {
 export class SimNode {
   onPublish: ((channel: string, message: string) => void) | undefined;
   readonly #now: () => number;
+  readonly #sha1: ((source: string) => string) | undefined;
   readonly #space = new Keyspace();
   readonly #bridge = sharedBridge();
   /** Script sources loaded since the last restart, by SHA-1. */
@@ -52,6 +59,7 @@ export class SimNode {
 
   constructor(options: SimNodeOptions) {
     this.#now = options.now;
+    this.#sha1 = options.sha1;
     this.onPublish = options.onPublish;
   }
 
@@ -61,19 +69,26 @@ export class SimNode {
     return this.#run(source, keys, args);
   }
 
-  /** EVAL; `as`: cache it under this SHA-1 instead of its own (a mutant standing in for a script). */
+  /**
+   * EVAL: run `source` and cache it under `sha` (its SHA-1, or for a mutant the SHA-1 of the
+   * script it stands in for); without `sha`, under the SHA-1 of the `sha1` option.
+   * @throws {TypeError} when neither `sha` nor the `sha1` option is given
+   */
   eval(
     source: string,
     keys: readonly string[],
     args: readonly string[],
-    as?: string,
+    sha?: string,
   ): ScriptResult {
-    let sha = as ?? this.#shas.get(source);
-    if (sha === undefined) {
-      sha = sha1(source);
-      this.#shas.set(source, sha);
+    let cached = sha ?? this.#shas.get(source);
+    if (cached === undefined) {
+      if (this.#sha1 === undefined) {
+        throw new TypeError("SimNode.eval: pass the script's SHA-1, or a sha1 option");
+      }
+      cached = this.#sha1(source);
+      this.#shas.set(source, cached);
     }
-    this.#scripts.set(sha, source);
+    this.#scripts.set(cached, source);
     return this.#run(source, keys, args);
   }
 

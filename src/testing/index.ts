@@ -15,11 +15,15 @@
  *
  * @module
  */
-export { type Clock, type ManualClock, manualClock, realClock } from "../memory/clock";
-export { MemoryNodeError, UnsupportedCommandError } from "../memory/errors";
 export {
+  type Clock,
+  type ManualClock,
   MemoryNode,
+  MemoryNodeError,
   type MemoryNodeOptions,
+  manualClock,
   memoryNode,
   memoryNodes,
-} from "../memory/memory-node";
+  realClock,
+  UnsupportedCommandError,
+} from "../memory";

@@ -4,6 +4,7 @@
  * typed error naming it, a manual clock expires keys on demand, and `wake: true` hears releases
  * through the nodes' own channels.
  */
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { isLockBusyError, isTransportError } from "../../src/errors";
 import { createLocks } from "../../src/index";
@@ -80,6 +81,15 @@ describe("the script cache", () => {
     expect(error.message).toBe("NOSCRIPT No matching script. Please use EVAL.");
     await node.eval(RELEASE.lua, ["k", "f", "w"], ["t"]);
     expect(await node.evalsha(RELEASE.sha1, ["k", "f", "w"], ["t"])).toBe(0);
+  });
+
+  it("a script of the user's own is cached under its SHA-1, as Redis does", async () => {
+    const node = memoryNode();
+    const source = "return tonumber(ARGV[1]) + 1";
+    const sha = createHash("sha1").update(source).digest("hex");
+    await expect(node.evalsha(sha, [], ["1"])).rejects.toThrow(/^NOSCRIPT/);
+    expect(await node.eval(source, [], ["1"])).toBe(2);
+    expect(await node.evalsha(sha, [], ["41"])).toBe(42);
   });
 
   it("after a SCRIPT FLUSH edgelock's EVALSHA falls back to one EVAL and the lock is granted", async () => {

@@ -5,7 +5,7 @@
  * script branch you add (docs/SAFETY.md §7).
  */
 import { describe, expect, it } from "vitest";
-import { SimNode } from "../../../src/memory/sim-node";
+import { SimNode } from "../../../src/memory";
 import {
   ACQUIRE,
   COMPLETE,
@@ -22,6 +22,7 @@ import {
   type Script,
 } from "../../../src/scripts";
 import { useDevCluster } from "../../support/dev-cluster";
+import { sha1 } from "./sha1";
 
 const dev = useDevCluster({ nodes: 1 });
 
@@ -589,7 +590,11 @@ describe("simulated node = redis-server, script by script", () => {
     const name = (key: string) => `${prefix}${key}`;
     const keys = (c.keys ?? ["k", "f", "w"]).map(name);
     const published: string[] = [];
-    const sim = new SimNode({ now: () => now, onPublish: (ch, m) => published.push(`${ch} ${m}`) });
+    const sim = new SimNode({
+      now: () => now,
+      sha1,
+      onPublish: (ch, m) => published.push(`${ch} ${m}`),
+    });
     for (const argv of c.setup ?? []) {
       const [cmd = "", key = "", ...rest] = argv.map(fill);
       sim.command([cmd, name(key), ...rest]);
@@ -634,7 +639,7 @@ describe("simulated node = redis-server, script by script", () => {
   });
 
   it("EVALSHA answers NOSCRIPT until EVAL loaded the script, and after a restart", () => {
-    const sim = new SimNode({ now: () => 0 });
+    const sim = new SimNode({ now: () => 0, sha1 });
     expect(sim.evalsha(RELEASE.sha1, ["k", "f", "w"], [T])).toEqual({
       ok: false,
       error: "NOSCRIPT No matching script. Please use EVAL.",
@@ -651,7 +656,7 @@ describe("simulated node = redis-server, script by script", () => {
 
   it("keys expire on the virtual clock: gone once now > deadline", () => {
     let now = 1_000;
-    const sim = new SimNode({ now: () => now });
+    const sim = new SimNode({ now: () => now, sha1 });
     sim.set("k", "v", 100);
     now = 1_100;
     expect(sim.pttl("k")).toBe(0);

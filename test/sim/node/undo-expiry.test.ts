@@ -6,16 +6,17 @@
  * counterpart is `test/lock/resume-undo.test.ts`.
  */
 import { describe, expect, it } from "vitest";
-import { SimNode } from "../../../src/memory/sim-node";
+import { SimNode } from "../../../src/memory";
 import { DISCARD } from "../../../src/scripts";
 import { MUTANTS } from "../mutants";
+import { sha1 } from "./sha1";
 
 const T = "0123456789abcdef0123456789abcdef";
 const KEYS = ["k", "k:fence", "k:wait", `k:void:${T}`];
 
 function undoAtExpiry(lua: string): { pttl: number; value: string | null; reply: unknown } {
   let now = 1_000;
-  const node = new SimNode({ now: () => now });
+  const node = new SimNode({ now: () => now, sha1 });
   node.set("k", T, 100);
   now = 1_100; // the fresh token's last millisecond: PTTL 0
   expect(node.pttl("k")).toBe(0);

@@ -11,9 +11,10 @@
  * @module
  */
 
-import { type ScriptResult, SimNode } from "../../../src/memory/sim-node";
+import { type ScriptResult, SimNode } from "../../../src/memory";
 import { SCRIPTS } from "../../../src/scripts";
 import type { Wipe } from "../../safety/harness/history";
+import { sha1 } from "../node/sha1";
 import type { Weather } from "./fates";
 import type { Random } from "./random";
 import type { Scheduler } from "./scheduler";
@@ -124,7 +125,7 @@ export class SimCluster {
     this.origin = scheduler.now;
     this.hosts = Array.from({ length: count }, (_, i) => {
       const host: Host = {
-        node: new SimNode({ now: () => scheduler.now }),
+        node: new SimNode({ now: () => scheduler.now, sha1 }),
         state: "up",
         pending: [],
         streams: new Set(),
