@@ -1,4 +1,4 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import type { KeyTriple, RoomRegistration } from "../scripts";
 
 /**
