@@ -1,6 +1,6 @@
 import type { Budget } from "../budget/budget";
 import { ConfigurationError, isLockBusyError, type LockBusyError } from "../errors";
-import { complete, isCompletable, owesCompletion, releaseSettled } from "../lock/handle";
+import { complete, isCompletable, owesCompletion } from "../lock/handle";
 import { random, sleep } from "../lock/timing";
 import type { AcquireOptions, Lock, Locks } from "../lock/types";
 import { checkFunction, checkKnown, isLocks, optionalMs } from "../validate";
@@ -129,7 +129,7 @@ export async function once<T>(
     // awaited (not only a majority's): the wrappers return right after, and a frozen Lambda
     // environment or an ended scheduled event would drop a release still in flight, leaving
     // that node's key until its TTL. Never throws.
-    await releaseSettled(lock).catch(() => undefined);
+    await lock.release({ settled: true }).catch(() => undefined);
     throw error;
   }
   // The job succeeded: whatever the nodes do now, report it (never throw after a run).

@@ -7,12 +7,7 @@ import {
   isQuorumError,
   type LockError,
 } from "../errors";
-import {
-  completePersistently,
-  isCompletable,
-  owesCompletion,
-  releaseSettled,
-} from "../lock/handle";
+import { completePersistently, isCompletable, owesCompletion } from "../lock/handle";
 import { coreOf } from "../lock/locks";
 import { random, sleep } from "../lock/timing";
 import type { Lock, Locks } from "../lock/types";
@@ -267,7 +262,7 @@ async function claimKey(
  * before the answer goes out unless `waitUntil` keeps the invocation alive for the rest.
  */
 async function giveUp(lock: Lock, waitUntil: IdempotentRequest<unknown>["waitUntil"]) {
-  const settled = releaseSettled(lock).catch(() => undefined);
+  const settled = lock.release({ settled: true }).catch(() => undefined);
   if (waitUntil === undefined) {
     await settled;
     return;

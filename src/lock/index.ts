@@ -21,6 +21,7 @@ export type {
   NodeOutcome,
   NodeStatus,
   RedisLike,
+  ReleaseOptions,
   ReleaseResult,
   ResumeOptions,
 } from "./types";

@@ -10,7 +10,6 @@ import {
   type QuorumError,
 } from "../../errors";
 import type { Lock, Locks } from "../../lock";
-import { releaseSettled } from "../../lock/handle";
 import { isLocks, optionalMs } from "../../validate";
 import { UNREAD_BODY_MS, untilBodyEnds } from "./body";
 import { defaultBudget, executionCtxOf } from "./context";
@@ -285,7 +284,7 @@ export function lock<E extends Env = any, P extends string = any>(
     const release = () => {
       // Every node's answer, not only a majority's: the invocation may end (waitUntil) or freeze
       // (Lambda) once this settles, and a request cut off then leaves the key until its TTL.
-      const released = releaseSettled(held);
+      const released = held.release({ settled: true });
       if (ctx === undefined) return released;
       ctx.waitUntil(released);
       return undefined;
@@ -295,11 +294,11 @@ export function lock<E extends Env = any, P extends string = any>(
      * handler's request is surely live, and settles with the release started at the end.
      */
     const releaseAtBodyEnd = (): (() => Promise<unknown> | undefined) => {
-      if (ctx === undefined) return () => releaseSettled(held);
+      if (ctx === undefined) return () => held.release({ settled: true });
       let settle: (released: Promise<unknown>) => void = () => undefined;
       ctx.waitUntil(new Promise<unknown>((resolve) => (settle = resolve)));
       return () => {
-        settle(releaseSettled(held));
+        settle(held.release({ settled: true }));
         return undefined;
       };
     };
