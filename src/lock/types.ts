@@ -171,7 +171,8 @@ export interface Lock {
    * as by `release()` (resolves once a majority answered). Never throws, so an error of the
    * scope is never masked; a lock already released, handed on or completed sends nothing.
    * Where the environment freezes when the handler returns (Lambda), release it yourself with
-   * the Lambda adapter's `withLock`, which waits for every node.
+   * `release({ settled: true })` (as the Lambda adapter's `withLock` does), which waits for every
+   * node.
    */
   [Symbol.asyncDispose](): Promise<void>;
 }
