@@ -80,10 +80,12 @@ export class LockHandle implements Lock {
   readonly #life = new Life();
   /** Created on first use of `signal` (most locks are released without anyone reading it). */
   #controller: AbortController | undefined;
-  /** The loss that moved the handle to `lost`: the signal's reason, and what operations throw. */
-  #lost: LockLostError | undefined;
-  /** How the holder ended the lock (release, ticket, completion): the signal's reason then. */
-  #ended: LockEndedError | undefined;
+  /**
+   * Why the protection ended, set once by the first end: the loss that moved the handle to `lost`
+   * (what operations then throw), or how the holder ended it (release, ticket, completion). The
+   * signal's reason.
+   */
+  #why: LockLostError | LockEndedError | undefined;
   #validUntil = 0;
   #validUntilEpoch = 0;
   #lead = 0;
@@ -123,8 +125,7 @@ export class LockHandle implements Lock {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
       // Lost or ended before anyone asked: hand out an aborted signal with the same reason.
-      const reason = this.#lost ?? this.#ended;
-      if (reason !== undefined) this.#controller.abort(reason);
+      if (this.#why !== undefined) this.#controller.abort(this.#why);
     }
     return this.#controller.signal;
   }
@@ -202,7 +203,7 @@ export class LockHandle implements Lock {
     // no longer this handle's to lose — no step, no event.
     if (this.#life.now() !== "held") return;
     this.#life.take("lose");
-    this.#lost = error;
+    this.#why = error;
     this.#stopTimers();
     this.#controller?.abort(error);
     this.#grant.local.end();
@@ -217,14 +218,15 @@ export class LockHandle implements Lock {
    * cannot change what this handle sends (docs/SAFETY.md §6c, S1).
    */
   #end(how: LockEnd): void {
-    if (this.#lost !== undefined || this.#ended !== undefined) return;
-    this.#ended = new LockEndedError(this.key, how);
-    this.#controller?.abort(this.#ended);
+    if (this.#why !== undefined) return;
+    const ended = new LockEndedError(this.key, how);
+    this.#why = ended;
+    this.#controller?.abort(ended);
   }
 
   /** Why an operation that needs the lock held cannot run in `phase` (not `held`). */
   #notHeld(phase: Phase): LockLostError {
-    if (phase === "lost" && this.#lost !== undefined) return this.#lost;
+    if (phase === "lost" && this.#why instanceof LockLostError) return this.#why;
     if (phase === "handed") return new LockLostError(this.key, "it was handed on as a ticket");
     return new LockLostError(this.key, "it was released");
   }
