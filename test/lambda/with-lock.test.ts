@@ -4,6 +4,7 @@ import { isBudgetExhaustedError, isLockBusyError, type LockBusyError } from "../
 import { createLocks, type LockEvent, type LocksOptions } from "../../src/index";
 import {
   eventually,
+  landed,
   pttlBack,
   quietThenReset,
   readBack,
@@ -42,10 +43,13 @@ describe("withLock: TTL from the Lambda context", () => {
     { name: "lease-bound", remaining: 8_000, lease: 2_000, margin: 1_000 },
   ])("$name: PTTL on every node = min(lease, remaining + margin)", async (c) => {
     const { prefix, locks } = setup(c.name);
+    await quietThenReset(dev.cluster);
     const context = fakeContext(c.remaining);
     const expected = Math.min(c.lease, c.remaining + c.margin);
     const handler = withLock(
       async (event: { id: string }, _context, lock) => {
+        // Decided at a majority: let the third node's grant land before reading it.
+        await landed(dev.cluster, N);
         const direct = await pttlBack(dev, N, `${prefix}job:${event.id}`);
         const inspected = await locks.inspect(lock.key);
         // Everything between the invocation start and these reads may have eaten into the TTL.

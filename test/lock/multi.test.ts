@@ -112,9 +112,11 @@ describe("a lock on several keys", () => {
     const { prefix, locks } = setup("extend", { lease: 400 });
     const lock = await locks.acquire(["a", "b"], { lease: 3_000 });
     expect((await lock.extend(5_000)).validUntil).toBeGreaterThan(Date.now() + 4_000);
+    // On every node (decided at a majority: the third node's extension may land a little later).
     for (const key of ["a", "b"]) {
-      for (const pttl of await pttlBack(dev, N, `${prefix}${key}`))
-        expect(pttl).toBeGreaterThan(4_000);
+      await eventually(async () =>
+        (await pttlBack(dev, N, `${prefix}${key}`)).every((p) => p > 4_000),
+      );
     }
     await lock.release();
 
@@ -230,7 +232,9 @@ describe("a lock on several keys", () => {
       sectionsOfA("convoy-control", ["b", "c"]),
       sectionsOfA("convoy", ["a", "b"]),
     ]);
-    expect(control).toBeGreaterThan(20);
+    // Enough sections for a ratio to mean something even on a loaded machine (the convoy itself
+    // gets a few per run).
+    expect(control).toBeGreaterThan(10);
     expect(withWaiter / control).toBeGreaterThan(0.4);
   });
 

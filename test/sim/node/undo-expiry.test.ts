@@ -6,9 +6,9 @@
  * counterpart is `test/lock/resume-undo.test.ts`.
  */
 import { describe, expect, it } from "vitest";
+import { SimNode } from "../../../src/memory/sim-node";
 import { DISCARD } from "../../../src/scripts";
 import { MUTANTS } from "../mutants";
-import { SimNode } from "./sim-node";
 
 const T = "0123456789abcdef0123456789abcdef";
 const KEYS = ["k", "k:fence", "k:wait", `k:void:${T}`];

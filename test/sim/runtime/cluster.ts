@@ -11,9 +11,9 @@
  * @module
  */
 
+import { type ScriptResult, SimNode } from "../../../src/memory/sim-node";
 import { SCRIPTS } from "../../../src/scripts";
 import type { Wipe } from "../../safety/harness/history";
-import { type ScriptResult, SimNode } from "../node/sim-node";
 import type { Weather } from "./fates";
 import type { Random } from "./random";
 import type { Scheduler } from "./scheduler";

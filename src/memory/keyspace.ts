@@ -1,5 +1,5 @@
 /**
- * The in-memory keyspace of a simulated node: strings and sorted sets with millisecond expiry on
+ * The in-memory keyspace of a node: strings and sorted sets with millisecond expiry on
  * a virtual clock, and exactly the commands edgelock's Lua scripts call, with Redis 7 semantics
  * (a key with deadline `when` is gone once `now > when`; PTTL rounds like Redis's `when - now`).
  * Replies use RESP's shapes: `null` for a nil bulk, `{ ok }` for a status, `{ err }` for an error.

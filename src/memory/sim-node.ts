@@ -1,15 +1,16 @@
 /**
- * A simulated Redis node: the keyspace, the script cache (EVALSHA answers NOSCRIPT for a script it
- * has not seen since its last restart) and PUBLISH, on the virtual clock. Scripts run atomically
- * with time frozen at their start, as in Redis. `test/sim/node/parity.test.ts` runs the same
- * script cases here and on a real redis-server.
+ * An in-memory Redis node, synchronous: the keyspace, the script cache (EVALSHA answers NOSCRIPT
+ * for a script it has not seen since its last restart) and PUBLISH, on a clock it is given. Scripts
+ * run atomically with time frozen at their start, as in Redis. The deterministic simulation runs
+ * its nodes on it (on the virtual clock), and so do the memory nodes users test against;
+ * `test/sim/node/parity.test.ts` runs the same script cases here and on a real redis-server.
  *
  * @module
  */
 
-import { createHash } from "node:crypto";
 import { Keyspace, type Reply } from "./keyspace";
 import { LuaBridge, type ScriptResult } from "./lua-bridge";
+import { sha1 } from "./sha1";
 
 export type { ScriptResult } from "./lua-bridge";
 
@@ -33,7 +34,6 @@ const sharedBridge = (): LuaBridge => {
   shared ??= new LuaBridge();
   return shared;
 };
-const sha1 = (text: string) => createHash("sha1").update(text).digest("hex");
 
 /**
  * @example
