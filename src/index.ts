@@ -40,6 +40,7 @@ export {
 export {
   type AcquireOptions,
   createLocks,
+  DEFAULTS,
   type ExtendResult,
   type ForceReleaseResult,
   type InspectResult,
@@ -59,5 +60,4 @@ export {
   type ReleaseResult,
   type ResumeOptions,
 } from "./lock";
-export { type NodesEnv, nodesFromEnv } from "./node/env";
-export { DEFAULTS } from "./options";
+export { type NodesEnv, nodesFromEnv } from "./node";

@@ -2,23 +2,25 @@
  * What `npm install edgelock` gets: the tarball's files (built, no source maps, LICENSE, the bin
  * launcher) and a manifest without `prepare`, with ioredis as an optional peer only; every entry
  * point of `exports` resolves with types under every TypeScript module resolution (attw) and the
- * manifest passes publint, both run offline on the packed tarball.
+ * manifest passes publint, both run offline on the packed tarball. The main entry bundles nothing of
+ * the memory nodes, and edgelock/testing nothing Node-only.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
+import { fengariAnyRuntime } from "../scripts/fengari-plugin";
 import { IOREDIS_MISSING, loadNodeModule } from "../src/dev/optional";
+import tsup from "../tsup.config";
+import { type ExportTarget, packageEntries } from "./support/entries";
 
 interface PackEntry {
   readonly filename: string;
   readonly files: { readonly path: string }[];
   readonly size: number;
 }
-
-/** A condition of `exports`: a file, or nested conditions (`import` → `types`, `default`). */
-type ExportTarget = string | { readonly [condition: string]: ExportTarget };
 
 interface Manifest {
   readonly exports: Record<string, ExportTarget>;
@@ -37,8 +39,7 @@ function exportedFiles(target: ExportTarget): string[] {
 }
 
 /** The code entry points of `exports` (`.`, `./hono`, …), without `./package.json`. */
-const codeEntries = (): string[] =>
-  Object.keys(manifest().exports).filter((subpath) => subpath !== "./package.json");
+const codeEntries = (): string[] => packageEntries().map((entry) => entry.subpath);
 
 /** The build, then `npm pack` into a fresh folder; the tarball's path and what npm listed. */
 function packTarball(): { dir: string; tarball: string; pack: PackEntry } {
@@ -66,6 +67,8 @@ describe("the published package", () => {
     const { scripts } = manifest;
     expect(scripts.prepare).toBeUndefined();
     expect(scripts.prepack).toBe("tsup");
+    // fengari (the Lua VM of memory nodes) is a devDependency bundled into the entries that use
+    // it (scripts/fengari-plugin.ts): installing edgelock installs nothing else.
     expect(manifest.dependencies).toBeUndefined();
     expect(manifest.peerDependencies.ioredis).toBeDefined();
     expect(manifest.peerDependenciesMeta.ioredis).toEqual({
@@ -82,6 +85,22 @@ describe("the published package", () => {
     });
     expect(homepage).toBe("https://github.com/edgelock/edgelock#readme");
     expect(bugs).toEqual({ url: "https://github.com/edgelock/edgelock/issues" });
+  });
+
+  it("manifest: tsup builds every subpath of exports from a source of src/, and no other library entry", () => {
+    const entries = packageEntries();
+    expect(entries.map((e) => e.subpath)).toContain(".");
+    for (const { source } of entries) {
+      expect(source).toMatch(/^src\/.*\.ts$/);
+      expect(existsSync(source), source).toBe(true);
+    }
+    const built = (Array.isArray(tsup) ? tsup : [tsup]).flatMap((config) =>
+      typeof config === "function" ? [] : Object.values(config.entry ?? {}),
+    );
+    // The CLI is the one build that is no library entry: the `bin` launcher runs it.
+    expect(built.filter((source) => source !== "src/dev/cli.ts").sort()).toEqual(
+      entries.map((e) => e.source).sort(),
+    );
   });
 
   it("manifest: typesVersions maps every subpath of exports to its types (moduleResolution node10)", () => {
@@ -110,8 +129,23 @@ describe("the published package", () => {
       expect(paths).toContain("dist/dev/cli.js");
       expect(paths.filter((p) => p.endsWith(".map"))).toEqual([]);
       expect(paths.filter((p) => p.startsWith("src/") || p.startsWith("test/"))).toEqual([]);
-      // Packed size, as a guard against growth (418 KB with the 15 source maps it used to carry).
-      expect(pack.size).toBeLessThan(300_000);
+      // Packed size, as a guard against growth (418 KB with the 15 source maps it used to carry;
+      // 272 KB before edgelock/testing, whose Lua VM adds 80 KB per module format, ESM and CJS).
+      expect(pack.size).toBeLessThan(450_000);
+      // edgelock/testing carries its Lua VM: it imports only edgelock's own chunks, and nothing
+      // in it reads `process` (which workerd without nodejs_compat does not have).
+      for (const file of ["dist/testing/index.js", "dist/testing/index.cjs"]) {
+        const code = readFileSync(file, "utf8");
+        const specifiers = [...code.matchAll(/(?:from |require\()['"]([^'"]+)['"]/g)].map(
+          (m) => m[1],
+        );
+        expect(specifiers.length, file).toBeGreaterThan(0);
+        expect(
+          specifiers.filter((s) => !s?.startsWith("../")),
+          file,
+        ).toEqual([]);
+        expect(code, file).not.toMatch(/\bprocess\.|\bnode:/);
+      }
 
       // Are the types wrong: every entry point under node10, node16 (CJS and ESM) and bundler.
       // --no-definitely-typed: nothing is fetched from the registry, the check runs offline.
@@ -153,7 +187,40 @@ describe("the published package", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 240_000);
+});
+
+describe("the entries' contents", () => {
+  /** The source files esbuild bundles for `contents` (resolved from the repository's root). */
+  async function inputsOf(contents: string): Promise<string[]> {
+    const result = await build({
+      stdin: { contents, resolveDir: process.cwd(), loader: "ts" },
+      bundle: true,
+      format: "esm",
+      platform: "neutral",
+      mainFields: ["module", "main"],
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+      external: ["@upstash/redis", "hono"],
+      plugins: [fengariAnyRuntime],
+    });
+    expect(
+      Object.values(result.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path)),
+    ).toEqual(contents.includes("testing") ? [] : ["@upstash/redis/cloudflare"]);
+    return Object.keys(result.metafile.inputs);
+  }
+
+  it("import { createLocks } from edgelock bundles no file of the memory nodes nor fengari", async () => {
+    const inputs = await inputsOf('export { createLocks } from "./src/index.ts";');
+    expect(inputs.some((p) => p.startsWith("src/lock/"))).toBe(true);
+    expect(inputs.filter((p) => /src\/(memory|testing)\/|fengari/.test(p))).toEqual([]);
+  });
+
+  it("edgelock/testing bundles for a neutral platform with no import left (nothing Node-only)", async () => {
+    const inputs = await inputsOf('export * from "./src/testing/index.ts";');
+    expect(inputs.some((p) => p.includes("fengari"))).toBe(true);
+  });
 });
 
 describe("the dev cluster without ioredis", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { isConfigurationError } from "../errors";
+import type { Locks } from "../lock";
 import { createLocks } from "../lock";
-import type { Locks } from "../lock/types";
 import { once } from "./once";
 import { checkRetention, DEFAULT_RETENTION } from "./options";
 

@@ -1,9 +1,14 @@
-import type { Budget } from "../budget/budget";
-import { ConfigurationError, isLockBusyError, type LockBusyError } from "../errors";
-import { complete, isCompletable, owesCompletion } from "../lock/handle";
-import { random, sleep } from "../lock/timing";
-import type { AcquireOptions, Lock, Locks } from "../lock/types";
-import { checkFunction, checkKnown, isLocks, optionalMs } from "../validate";
+import type { Budget } from "../budget";
+import {
+  ConfigurationError,
+  checkFunction,
+  checkKnown,
+  isLockBusyError,
+  type LockBusyError,
+  optionalMs,
+} from "../errors";
+import type { AcquireOptions, Lock, Locks } from "../lock";
+import { complete, isCompletable, isLocks, owesCompletion, random, sleep } from "../lock";
 import { checkRetention } from "./options";
 import type { OnceOptions, OnceResult } from "./types";
 

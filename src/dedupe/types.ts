@@ -1,4 +1,4 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 
 /**
  * Options of {@link once}. Validated per call (`ConfigurationError` names the option).

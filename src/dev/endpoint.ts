@@ -1,7 +1,8 @@
 /**
  * The Upstash-compatible REST endpoint of one dev node: a `node:http` server (HTTP/1.1 keep-alive)
- * in front of one redis-server, following the conformance checklist of
- * `reference/upstash-rest.md` §5, with the node's faults applied per request.
+ * in front of one redis-server, implementing the must-haves of Upstash's REST protocol
+ * (https://upstash.com/docs/redis/features/restapi; what is and is not implemented:
+ * docs/DETAILS.md "The local endpoint"), with the node's faults applied per request.
  *
  * Routes (all need the node's token: `Authorization: Bearer <token>` or `?_token=<token>`, compared
  * in constant time, checked before any Redis work; otherwise 401 `{"error":"Unauthorized"}`):

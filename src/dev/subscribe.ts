@@ -1,7 +1,7 @@
 /**
  * Upstash's pub/sub routes on the dev endpoint, so code that uses `redis.subscribe()` /
  * `redis.psubscribe()` of `@upstash/redis` can run against a dev cluster too
- * (`reference/upstash-rest.md` §5 item 27):
+ * (docs/DETAILS.md "The local endpoint"):
  *
  * - `POST /subscribe/<channel>` and `POST /psubscribe/<pattern>` (the client posts `[]` with
  *   `Accept: text/event-stream`; `GET` also works, for a browser `EventSource` with `?_token=`):

@@ -1,7 +1,7 @@
-import type { Budget } from "../budget/budget";
-import { ConfigurationError, type NodeOutcome } from "../errors";
-import type { Locks } from "../lock/types";
-import { checkKnown, isLocks, optionalMs } from "../validate";
+import type { Budget } from "../budget";
+import { ConfigurationError, checkKnown, type NodeOutcome, optionalMs } from "../errors";
+import type { Locks } from "../lock";
+import { isLocks } from "../lock";
 import { DEFAULT_SCOPE_HEADERS, type ScopeRule } from "./digest";
 
 /**

@@ -1,4 +1,4 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import {
   ConfigurationError,
   isBudgetExhaustedError,
@@ -7,11 +7,16 @@ import {
   isQuorumError,
   type LockError,
 } from "../errors";
-import { completePersistently, isCompletable, owesCompletion } from "../lock/handle";
-import { coreOf } from "../lock/locks";
-import { random, sleep } from "../lock/timing";
-import type { Lock, Locks } from "../lock/types";
-import { freeAfter } from "../quorum/validity";
+import type { Lock, Locks } from "../lock";
+import {
+  completePersistently,
+  coreOf,
+  isCompletable,
+  owesCompletion,
+  random,
+  sleep,
+} from "../lock";
+import { freeAfter } from "../quorum";
 import { defaultFingerprint, defaultScope, sha256 } from "./digest";
 import { IDEMPOTENCY_KEY, parseKey } from "./header";
 import type { ResolvedIdempotency } from "./options";

@@ -1,7 +1,6 @@
 import { isLockBusyError, LockBusyError, type LockError, type NodeOutcome } from "../errors";
-import type { ResolvedCall } from "../options";
-import type { Round } from "../quorum/fanout";
-import { drift } from "../quorum/validity";
+import type { Round } from "../quorum";
+import { drift } from "../quorum";
 import type { Keys, LockCore } from "./core";
 import {
   budgetShortfall,
@@ -14,6 +13,7 @@ import {
 import { type Holds, holdsOf } from "./holds";
 import type { KeySet } from "./keyset";
 import { judge, look, type Verdict } from "./look";
+import type { ResolvedCall } from "./options";
 import { Pacing } from "./pacing";
 import type { LocalHold, LocalLine, NextRound, Ticket } from "./queue";
 import { RoomSeat } from "./room";

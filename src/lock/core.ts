@@ -1,9 +1,7 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import type { NodeStatus } from "../errors";
-import type { RestNode } from "../node/node";
-import { FENCE_SUFFIX, type ResolvedOptions, WAIT_SUFFIX } from "../options";
-import { fanOut, type NodeAnswer, type Round } from "../quorum/fanout";
-import { defaultRequestTimeout, roundTimer } from "../quorum/timeout";
+import type { RestNode } from "../node";
+import { defaultRequestTimeout, fanOut, type NodeAnswer, type Round, roundTimer } from "../quorum";
 import {
   ACQUIRE,
   type AcquireReply,
@@ -22,6 +20,8 @@ import {
   RESUME,
 } from "../scripts";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
+import { FENCE_SUFFIX, WAIT_SUFFIX } from "./keyset";
+import type { ResolvedOptions } from "./options";
 import { ReleaseOrder, type ReleaseWait } from "./order";
 import { LocalLines } from "./queue";
 import type { LockEvent } from "./types";

@@ -1,14 +1,17 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import {
   BudgetExhaustedError,
+  configurationFault,
+  describeNodes,
+  isRejected,
+  isUnanswered,
   LockBusyError,
   type LockError,
   type NodeOutcome,
   QuorumError,
 } from "../errors";
-import type { Round } from "../quorum/fanout";
-import { configurationFault, describeNodes, isRejected, isUnanswered } from "../quorum/report";
-import { bestValidity, freeAfter } from "../quorum/validity";
+import type { Round } from "../quorum";
+import { bestValidity, freeAfter } from "../quorum";
 import type { Keys, LockCore } from "./core";
 import { holdsOf } from "./holds";
 import type { LocalLine } from "./queue";

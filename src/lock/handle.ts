@@ -1,23 +1,26 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import {
   ConfigurationError,
+  checkKnown,
+  configurationFault,
+  describeNodes,
   type LockEnd,
   LockEndedError,
   LockLostError,
   type NodeOutcome,
+  nodeName,
   QuorumError,
+  reasonOf,
 } from "../errors";
-import { MAX_LEASE } from "../options";
-import type { Round } from "../quorum/fanout";
-import { configurationFault, describeNodes, nodeName, reasonOf } from "../quorum/report";
-import { drift, validity } from "../quorum/validity";
+import type { Round } from "../quorum";
+import { drift, validity } from "../quorum";
 import type { CasReply } from "../scripts";
-import { checkKnown } from "../validate";
 import type { Grant } from "./acquire";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import { handoverRound } from "./handover";
 import { Life, type Phase } from "./life";
+import { MAX_LEASE } from "./options";
 import { random, sleep, unref } from "./timing";
 import type { ExtendResult, Lock, LockTicket, ReleaseOptions, ReleaseResult } from "./types";
 

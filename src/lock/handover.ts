@@ -1,8 +1,7 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import type { NodeStatus } from "../errors";
-import type { RestNode } from "../node/node";
-import { fanOut, type NodeAnswer, type Round } from "../quorum/fanout";
-import { roundTimer } from "../quorum/timeout";
+import type { RestNode } from "../node";
+import { fanOut, type NodeAnswer, type Round, roundTimer } from "../quorum";
 import { type CasReply, evalScript, HANDOVER } from "../scripts";
 import {
   acquireAnswer,

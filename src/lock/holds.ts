@@ -1,5 +1,5 @@
 import type { NodeOutcome, NodeStatus } from "../errors";
-import type { NodeAnswer, Round } from "../quorum/fanout";
+import type { NodeAnswer, Round } from "../quorum";
 import type { CasReply } from "../scripts";
 
 /** An acquire outcome after which our token may be on that node (failures may have run). */

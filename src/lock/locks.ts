@@ -1,10 +1,10 @@
 import { ConfigurationError, isLockBusyError } from "../errors";
-import { checkKey, type ResolvedOptions, resolveCall, resolveOptions } from "../options";
-import { freeAfter } from "../quorum/validity";
+import { freeAfter } from "../quorum";
 import { acquireLoop, type Grant } from "./acquire";
 import { LockCore } from "./core";
 import { LockHandle } from "./handle";
-import { checkKeys, type LockKey } from "./keyset";
+import { checkKey, checkKeys, type LockKey } from "./keyset";
+import { type ResolvedOptions, resolveCall, resolveOptions } from "./options";
 import { checkTicket, resumeGrant } from "./resume";
 import type {
   AcquireOptions,

@@ -1,7 +1,7 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import type { NodeOutcome } from "../errors";
-import type { NodeAnswer, Round } from "../quorum/fanout";
-import { isValidGrant, validity } from "../quorum/validity";
+import type { NodeAnswer, Round } from "../quorum";
+import { isValidGrant, validity } from "../quorum";
 import type { Keys, LockCore } from "./core";
 import { isDone } from "./failure";
 

@@ -1,4 +1,4 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import { LockBusyError, type LockError, type NodeOutcome } from "../errors";
 import { Backoff } from "./backoff";
 import type { Keys, LockCore } from "./core";

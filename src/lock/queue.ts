@@ -1,5 +1,5 @@
 import type { NodeOutcome } from "../errors";
-import type { Round } from "../quorum/fanout";
+import type { Round } from "../quorum";
 
 /** A place in a {@link LocalLine}, kept by the caller that waits in it. */
 export interface Ticket {

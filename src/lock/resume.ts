@@ -1,12 +1,19 @@
-import type { Budget } from "../budget/budget";
-import { ConfigurationError, LockLostError, QuorumError } from "../errors";
-import { MAX_LEASE } from "../options";
-import { configurationFault, describeNodes, nodeName, reasonOf } from "../quorum/report";
+import type { Budget } from "../budget";
+import {
+  ConfigurationError,
+  configurationFault,
+  describeNodes,
+  LockLostError,
+  nodeName,
+  QuorumError,
+  reasonOf,
+} from "../errors";
 import { type Grant, grantOf } from "./acquire";
 import type { LockCore } from "./core";
 import { budgetShortfall, cleanup } from "./failure";
 import { checkKeys, type KeySet } from "./keyset";
 import { judge } from "./look";
+import { MAX_LEASE } from "./options";
 import { newToken } from "./timing";
 import type { LockTicket } from "./types";
 

@@ -1,8 +1,8 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import type { NodeOutcome } from "../errors";
-import type { ResolvedCall } from "../options";
-import type { Round } from "../quorum/fanout";
+import type { Round } from "../quorum";
 import type { Keys, LockCore } from "./core";
+import type { ResolvedCall } from "./options";
 import { type WaiterEntry, waiterArgs, waiterEntry } from "./wake";
 
 /** The node may have registered the waiter: held by another, or no answer (it may have run). */

@@ -1,4 +1,4 @@
-import type { Round } from "../quorum/fanout";
+import type { Round } from "../quorum";
 import type { LocalLine, NextRound, Offer, Ticket } from "./queue";
 import { sleep } from "./timing";
 

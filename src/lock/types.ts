@@ -1,6 +1,6 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import type { NodeOutcome } from "../errors";
-import type { NodeInput } from "../node/types";
+import type { NodeInput } from "../node";
 import type { LockKey } from "./keyset";
 
 declare global {
@@ -15,7 +15,7 @@ declare global {
 }
 
 export type { NodeOutcome, NodeStatus } from "../errors";
-export type { NodeCredentials, NodeInput, RedisLike } from "../node/types";
+export type { NodeCredentials, NodeInput, RedisLike } from "../node";
 
 /**
  * Options of {@link createLocks}. Validated at construction (`ConfigurationError` names the option).

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { RestNode } from "../node/node";
-import type { SubscriberLike } from "../node/types";
+import type { RestNode, SubscriberLike } from "../node";
 import { LINGER_MS, lingerMs, WakeChannels, waiterArgs, waiterEntry } from "./wake";
 
 /** A subscriber whose events the test fires by hand (the I/O is covered in test/lock/wake.test.ts). */

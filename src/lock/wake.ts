@@ -1,5 +1,4 @@
-import type { RestNode } from "../node/node";
-import type { SubscriberLike } from "../node/types";
+import type { RestNode, SubscriberLike } from "../node";
 import { newToken, unref } from "./timing";
 
 /**

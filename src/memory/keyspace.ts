@@ -14,6 +14,11 @@ type Value =
 /** A command's reply, as Redis would send it to a script. */
 export type Reply = string | number | null | { ok: string } | { err: string } | Reply[];
 
+/** What follows an unknown command's name in its error reply (the memory node recognises it). */
+export const UNKNOWN_COMMAND = "(a memory node runs only the commands edgelock's scripts call)";
+
+const ZSET_COMMANDS = new Set(["ZADD", "ZREM", "ZCARD", "ZPOPMIN", "ZRANGE"]);
+
 const WRONGTYPE = { err: "WRONGTYPE Operation against a key holding the wrong kind of value" };
 const SYNTAX = { err: "ERR syntax error" };
 
@@ -141,6 +146,8 @@ export class Keyspace {
   }
 
   #zcommand(now: number, name: string, key: string, rest: readonly string[]): Reply {
+    if (!ZSET_COMMANDS.has(name))
+      return { err: `ERR unknown command '${name}' ${UNKNOWN_COMMAND}` };
     const members = this.#zset(key, now);
     if (members !== undefined && !(members instanceof Map)) return members;
     switch (name) {
@@ -183,7 +190,7 @@ export class Keyspace {
         return picked.flatMap(([m, s]) => (withScores ? [m, formatScore(s)] : [m]));
       }
       default:
-        return { err: `ERR unknown command '${name}' (not simulated)` };
+        throw new Error(`unreachable: ${name}`);
     }
   }
 }

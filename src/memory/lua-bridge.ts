@@ -11,10 +11,23 @@
  * @module
  */
 
-import { lauxlib, lua, lualib, to_jsstring, to_luastring } from "fengari";
+import fengari from "fengari";
 import type { Reply } from "./keyspace";
 
+const { lauxlib, lua, lualib, to_jsstring, to_luastring } = fengari;
 type State = ReturnType<typeof lauxlib.luaL_newstate>;
+
+/**
+ * The libraries Redis gives scripts that edgelock's use (Redis adds struct, cjson, bit and
+ * cmsgpack, which they do not). No io, os, debug or package: as in Redis, nothing a script could
+ * reach the host with.
+ */
+const LIBRARIES = [
+  ["_G", lualib.luaopen_base],
+  ["table", lualib.luaopen_table],
+  ["string", lualib.luaopen_string],
+  ["math", lualib.luaopen_math],
+] as const;
 
 /** A script's result for the client, or the error Redis would reply. */
 export type ScriptResult =
@@ -36,7 +49,10 @@ export class LuaBridge {
 
   constructor() {
     const L = lauxlib.luaL_newstate();
-    lualib.luaL_openlibs(L);
+    for (const [name, open] of LIBRARIES) {
+      lauxlib.luaL_requiref(L, to_luastring(name), open, 1);
+      lua.lua_settop(L, 0);
+    }
     lua.lua_createtable(L, 0, 2);
     lua.lua_pushcfunction(L, (S) => this.#call(S, true));
     lua.lua_setfield(L, -2, to_luastring("call"));

@@ -49,7 +49,7 @@ function causeMessageOf(error: unknown): string | undefined {
  * Upstash's `WRONGPASS invalid or missing auth token` and `NOPERM …`, `Unauthorized` (this
  * project's dev endpoint, SRH, most emulators), `Invalid token` and `Missing/Invalid
  * authorization header` (SRH). `@upstash/redis` does not expose the HTTP status, so the body's
- * text is all there is to go by (see ../shared/reference/upstash-rest.md).
+ * text is all there is to go by (https://upstash.com/docs/redis/features/restapi, "HTTP Codes").
  */
 const REJECTED_TOKEN = /^(WRONGPASS|Unauthorized|Invalid token|Missing\/Invalid authorization)/i;
 const NO_PERMISSION = /^NOPERM\b/i;

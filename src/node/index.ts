@@ -8,4 +8,4 @@
 export { type BuiltNode, createNode, normalizeUrl } from "./create";
 export { NODES_VAR, type NodesEnv, nodesFromEnv } from "./env";
 export { RestNode } from "./node";
-export type { NodeCredentials, NodeInput, RedisLike } from "./types";
+export type { NodeCredentials, NodeInput, RedisLike, SubscriberLike } from "./types";

@@ -1,6 +1,6 @@
-import type { Budget } from "../budget/budget";
+import type { Budget } from "../budget";
 import { TransportError } from "../errors";
-import type { RestNode } from "../node/node";
+import type { RestNode } from "../node";
 import type { Script } from "./scripts";
 
 /** Options of {@link evalScript}. */

@@ -20,7 +20,7 @@ export interface CostRow {
   readonly requestsPerLockedRequest: number;
   /** What edgelock charged to the budget per locked request (undefined for peers). */
   readonly chargedPerLockedRequest: number | undefined;
-  /** DESIGN §4: 2N, or 3N with fencing on N > 1 (undefined for peers). */
+  /** docs/PERFORMANCE.md "Costs in node requests": 2N, or 3N with fencing on N > 1 (undefined for peers). */
   readonly expected: number | undefined;
 }
 

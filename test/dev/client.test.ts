@@ -1,5 +1,5 @@
 // The unmodified @upstash/redis client is the oracle of the dev endpoint's conformance
-// (reference/upstash-rest.md §5): everything here goes through real redis-servers.
+// (docs/DETAILS.md "The local endpoint"): everything here goes through real redis-servers.
 import { errors } from "@upstash/redis";
 import { describe, expect, it } from "vitest";
 import { uniqueKey, useDevCluster } from "../support/dev-cluster";

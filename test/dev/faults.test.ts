@@ -1,5 +1,6 @@
-// Each fault kind produces the client-visible effect of reference/upstash-rest.md §6, observed
-// through the unmodified @upstash/redis client against real redis-servers.
+// Each fault kind of the dev endpoint (docs/CLI.md "startDevCluster") produces the effect a real
+// node's fault has on a client, observed through the unmodified @upstash/redis client against
+// real redis-servers.
 import { errors } from "@upstash/redis";
 import { afterEach, describe, expect, it } from "vitest";
 import { uniqueKey, useDevCluster } from "../support/dev-cluster";

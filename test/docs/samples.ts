@@ -25,18 +25,15 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { packageEntries } from "../support/entries";
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Package entry points (package.json `exports`) and the sources they are built from (tsup). */
-export const ENTRY_SOURCES: Readonly<Record<string, string>> = {
-  edgelock: "src/index.ts",
-  "edgelock/hono": "src/adapters/hono/index.ts",
-  "edgelock/lambda": "src/adapters/lambda/index.ts",
-  "edgelock/workers": "src/adapters/workers/index.ts",
-  "edgelock/dev": "src/dev/index.ts",
-};
+export const ENTRY_SOURCES: Readonly<Record<string, string>> = Object.fromEntries(
+  packageEntries().map((entry) => [entry.specifier, entry.source]),
+);
 
 export type SampleEnv = "node" | "workers";
 

@@ -1,6 +1,6 @@
 /**
- * The Hono `idempotency()` middleware against a real 3-node dev cluster: every row of issue 12's
- * table, asserted by statuses, bodies, handler runs and what the nodes keep.
+ * The Hono `idempotency()` middleware against a real 3-node dev cluster: every row of
+ * docs/IDEMPOTENCY.md "Answers", asserted by statuses, bodies, handler runs and what the nodes keep.
  */
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,7 +1,8 @@
 /**
- * What a user is told when something is wrong (issue 13 §1–§2), on real servers: a down quorum
- * is a `QuorumError`, never "busy"; a rejected token fails at once and says what to fix; a budget
- * that cannot cover a useful grant is refused; every message names each node and its reason.
+ * What a user is told when something is wrong (docs/SAFETY.md §6 "What a caller is told"), on
+ * real servers: a down quorum is a `QuorumError`, never "busy"; a rejected token fails at once and
+ * says what to fix; a budget that cannot cover a useful grant is refused; every message names each
+ * node and its reason.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { withLock } from "../../src/adapters/lambda/index";

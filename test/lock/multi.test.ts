@@ -1,5 +1,5 @@
 /**
- * Locks on several keys (issue 15 §2) against a real 3-node dev cluster: all keys or none on every
+ * Locks on several keys (docs/SAFETY.md §4b) against a real 3-node dev cluster: all keys or none on every
  * node, order-independent conflicts, one token and one fence per lock, no deadlock between waiters
  * for the same keys in different orders.
  */
@@ -193,7 +193,7 @@ describe("a lock on several keys", () => {
     await lock.release();
   });
 
-  it("a waiter for [a, b] while b is held does not slow the callers of a (an outside review's convoy)", async () => {
+  it("a waiter for [a, b] while b is held does not slow the callers of a (no convoy)", async () => {
     // Two instances with two callers each on "a": releases have local waiters and serve the room.
     // With a waiter for several keys in a's room, every release kept "a" for it although "b" was
     // held: 9 sections of "a" in 6 s instead of 484. The same waiter on [b, c] is the control.

@@ -1,6 +1,9 @@
 /**
- * The four defects of issue 11 §1, reproduced end to end against real redis-servers through the
- * REST endpoint (the simulation replays them as named schedules: test/sim/regressions.ts).
+ * Four defects of the first scripts and client, reproduced end to end against real redis-servers
+ * through the REST endpoint (the simulation replays them as named schedules:
+ * test/sim/regressions.ts): (a) an extension that shortened expiries (docs/SAFETY.md E1), (b) a
+ * fence raise that counted everywhere (docs/SAFETY.md F2), (c) a busy instance that handed the key
+ * on forever (docs/SAFETY.md §6), (d) a re-sent release misreported (docs/SAFETY.md §7).
  * Targeted faults that the endpoint cannot aim at one script (a lost reply of the release only,
  * a failed fence raise only) come from a thin `RedisLike` wrapper around a real client: the
  * request still reaches the real node.
@@ -94,7 +97,7 @@ async function everywhere(prefix: string, token: string): Promise<void> {
 }
 
 describe("b: a fence raise counts only where the key is ours or absent", () => {
-  it("the issue's interleaving: X is refused, and a later grant gets a higher fence", async () => {
+  it("the defect's interleaving: X is refused, and a later grant gets a higher fence", async () => {
     const prefix = uniquePrefix("reg-b");
     const [lock, fence, room] = [`${prefix}k`, `${prefix}k:fence`, `${prefix}k:wait`];
     // Counters after contention: A=10, B=1, C=1; Y already holds C (its INCR made it 2).

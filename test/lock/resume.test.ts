@@ -1,5 +1,5 @@
 /**
- * Locks that outlive one invocation (issue 15 §1): `lock.ticket()` in one `Locks`, JSON on the way,
+ * Locks that outlive one invocation (docs/SAFETY.md §4 Theorem 3): `lock.ticket()` in one `Locks`, JSON on the way,
  * `locks.resume(ticket)` in another, against a real 3-node dev cluster.
  */
 import { afterEach, describe, expect, it } from "vitest";

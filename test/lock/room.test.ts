@@ -1,5 +1,5 @@
 /**
- * The scripts' side of the fixes of issue 11, on a real redis-server (docs/SAFETY.md §2): E1
+ * What the scripts keep (docs/SAFETY.md §2), on a real redis-server: E1
  * (expiries never go down), F2 (a fence raise counts only where the key is ours or absent), and
  * the wait room service of RELEASE and HANDOVER (earlier waiters of other instances first; a
  * re-sent release recognises its own reservation).

@@ -4,7 +4,8 @@
  * in devDependencies) against a real dev cluster. The package is built with the project's tsup
  * configuration into a fresh project's node_modules, next to `@upstash/redis`, as
  * `npm install edgelock @upstash/redis` leaves it; the script imports `edgelock` by name.
- * Node runs the same script first, so a failure on Bun or Deno is theirs.
+ * Node runs the same script first, so a failure on Bun or Deno is theirs. Each runtime also runs a
+ * lock's cycle on the memory nodes of `edgelock/testing` (`fixtures/memory.mjs`).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -76,6 +77,7 @@ beforeAll(async () => {
     }),
   );
   copyFileSync("test/runtimes/fixtures/cycle.mjs", join(project, "cycle.mjs"));
+  copyFileSync("test/runtimes/fixtures/memory.mjs", join(project, "memory.mjs"));
 }, 120_000);
 
 afterAll(() => {
@@ -88,9 +90,9 @@ class Script {
   readonly #lines: AsyncIterator<string>;
   stderr = "";
 
-  constructor(command: string[], env: Record<string, string>) {
+  constructor(command: string[], env: Record<string, string>, file = "cycle.mjs") {
     const [bin = "", ...args] = command;
-    this.#child = spawn(bin, [...args, "cycle.mjs"], {
+    this.#child = spawn(bin, [...args, file], {
       cwd: project,
       env: {
         PATH: process.env.PATH ?? "",
@@ -182,6 +184,21 @@ describe.each(Object.keys(RUNTIMES))("on %s", (runtime) => {
     await onEveryNode(`${prefix}cycle`, Array(N).fill(null));
     expect(await pttlBack(dev, N, `${prefix}cycle`)).toEqual(Array(N).fill(-2));
     script.next();
+    expect(await script.exit()).toBe(0);
+  }, 60_000);
+});
+
+describe.each(Object.keys(RUNTIMES))("edgelock/testing on %s", (runtime) => {
+  it("memory nodes: a lock held on all three with the lease as PTTL, expired by the manual clock, taken again", async () => {
+    const script = new Script(RUNTIMES[runtime] ?? [], {}, "memory.mjs");
+    expect(await script.step()).toEqual({
+      runtime,
+      held: [true, true, true],
+      leased: [5_000, 5_000, 5_000],
+      busy: true,
+      expired: [-2, -2, -2],
+      released: "released",
+    });
     expect(await script.exit()).toBe(0);
   }, 60_000);
 });

@@ -17,7 +17,7 @@ import {
   type QuorumError,
   type TransportErrorKind,
 } from "../../src/index";
-import { MAX_LEASE } from "../../src/options";
+import { MAX_LEASE } from "../../src/lock/options";
 import { quietThenReset } from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
 import {

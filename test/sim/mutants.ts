@@ -1,7 +1,9 @@
 /**
- * The fixes of issue 11 §1 (and issue 12's done-marker record, issue 15's single-use tickets and
- * all-or-none locks on several keys with one fence over all of them), undone one at a time in the Lua the simulated nodes run: each mutant
- * is the current script with the fix's lines replaced, so it stays in step with the real source.
+ * The fixes in the scripts (expiries that never go down, fence raises that count only where they
+ * order, the room's order, the done-marker record, single-use tickets, all-or-none locks on
+ * several keys with one fence over all of them, tombstones of failed rounds, expiring one-shot
+ * counters), undone one at a time in the Lua the simulated nodes run: each mutant is the current
+ * script with the fix's lines replaced, so it stays in step with the real source.
  * The simulation must find a bug in its named regression schedule with each mutant
  * (`sim.test.ts`), which shows the schedules and properties would have caught the defect.
  *
@@ -53,7 +55,7 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * e (issue 12): a done marker no longer ends the key's story — RECORD reads every key as absent
+   * e (docs/SAFETY.md §6b I1): a done marker no longer ends the key's story — RECORD reads every key as absent
    * and ACQUIRE grants over a marker — so a kept response is neither replayed nor protected.
    */
   "e-done-ignored": new Map([
@@ -65,7 +67,7 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * f (issue 15): RESUME extends the ticket's token instead of swapping it, so a ticket is not
+   * f (docs/SAFETY.md §4 Theorem 3): RESUME extends the ticket's token instead of swapping it, so a ticket is not
    * single-use: a message delivered twice resumes twice.
    */
   "f-resume-reusable": new Map([
@@ -76,7 +78,7 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * g (issue 15 §2): ACQUIRE looks at the first key of a set only, so a lock on several keys is
+   * g (docs/SAFETY.md §4b M1): ACQUIRE looks at the first key of a set only, so a lock on several keys is
    * granted over a holder of another of its keys.
    */
   "g-multi-first-key-only": new Map([
@@ -87,7 +89,7 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * h (issue 15 §2): the fence of a lock on several keys is stored on the first key's counter
+   * h (docs/SAFETY.md §4b M4): the fence of a lock on several keys is stored on the first key's counter
    * only, so a later lock on another of its keys may be issued a lower fence.
    */
   "h-multi-fence-first-counter": new Map(
@@ -109,7 +111,7 @@ export const MUTANTS = {
     ),
   ),
   /**
-   * j (issue 22): COMPLETE leaves the fence counter as it is, so every once()/scheduled occurrence
+   * j (docs/SAFETY.md §5 J1): COMPLETE leaves the fence counter as it is, so every once()/scheduled occurrence
    * and every Idempotency-Key request with fencing leaves a counter that never expires.
    */
   "j-counter-never-expires": new Map([
@@ -121,7 +123,7 @@ export const MUTANTS = {
     ],
   ]),
   /**
-   * j (issue 22), second half: a late fence raise that creates a counter beside a done marker
+   * j (docs/SAFETY.md §5 J1), second half: a late fence raise that creates a counter beside a done marker
    * leaves it without expiry (the marker's PTTL is not given to it).
    */
   "j-late-raise-lasting-counter": new Map([
@@ -132,7 +134,7 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * g (issue 22): ACQUIRE ignores the tombstone of a failed round, so a request of that round
+   * g22 (docs/SAFETY.md L3): ACQUIRE ignores the tombstone of a failed round, so a request of that round
    * that runs after its cleanup places the token and blocks the key, held by nobody, until its TTL.
    */
   "g22-late-acquire-places": new Map([
@@ -143,7 +145,7 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * h (issue 22): RESUME ignores the tombstone of a failed resume, so a RESUME that runs after
+   * h22 (docs/SAFETY.md L3): RESUME ignores the tombstone of a failed resume, so a RESUME that runs after
    * its undo swaps the ticket's token away again: blocked by nobody, and the redelivery is lost.
    */
   "h22-late-resume-swaps": new Map([
@@ -154,7 +156,7 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * g (issue 22), hand-overs: HANDOVER ignores the next holder's tombstone, so a HANDOVER that
+   * g22 (docs/SAFETY.md L3), hand-overs: HANDOVER ignores the next holder's tombstone, so a HANDOVER that
    * runs after the failed hand-over's cleanup places the next holder's token, held by nobody.
    */
   "g22-late-handover-places": new Map([
@@ -165,7 +167,7 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * k (issue 22): a resume's undo keeps its tombstone (the ticket's record of failed resumes) for
+   * k22 (docs/SAFETY.md L3): a resume's undo keeps its tombstone (the ticket's record of failed resumes) for
    * the round's TTL only, though RESUME
    * places its token with max(TTL, the ticket's token's expiry): a RESUME running after the
    * tombstone expired swaps the ticket's token away while the lock's longer lease lasts.
@@ -178,7 +180,7 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * l (issue 22): a resume's undo that finds the fresh token with no time left (PTTL 0 inside the
+   * l22 (docs/SAFETY.md §2 "DISCARD"): a resume's undo that finds the fresh token with no time left (PTTL 0 inside the
    * script) puts the ticket's token back without any expiry. Not reachable by a schedule (the
    * simulated clock never stops on an expiry there); `test/sim/node/undo-expiry.test.ts` runs it.
    */

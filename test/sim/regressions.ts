@@ -1,6 +1,7 @@
 /**
- * The defects of issue 11 §1 (and the guarantees of issues 12 and 15, tickets and locks on
- * several keys) as named, replayable schedules. Each passes with the fixes; with the
+ * The defects fixed in the scripts and the client, and the guarantees that need a particular
+ * interleaving (Idempotency-Key, tickets, locks on several keys, one-shot counters, late rounds),
+ * as named, replayable schedules (docs/SAFETY.md §7 lists which claim each one checks). Each passes with the fixes; with the
  * fix undone in the nodes' Lua (`mutant`, see `mutants.ts`) the simulation finds the bug named in
  * `finds`. Found by searching fate seeds for the defect's interleaving (`npm run sim -- --mutant`).
  *
@@ -160,7 +161,7 @@ export const REGRESSIONS = {
     },
   },
   /**
-   * e (issue 12): a request with an Idempotency-Key runs and keeps its response; a retry with the
+   * e (docs/SAFETY.md §6b I1): a request with an Idempotency-Key runs and keeps its response; a retry with the
    * same body is replayed, one with another body gets 422, and two more retries race for the
    * claim. Undone (a done marker read as held, and granted over), the first retry runs the handler
    * a second time after a kept response.
@@ -191,7 +192,7 @@ export const REGRESSIONS = {
     finds: "idempotent-once",
   },
   /**
-   * a (issue 22): a request with an Idempotency-Key runs (lease 400 ms) while requests fail
+   * a (docs/SAFETY.md §6b I1): a request with an Idempotency-Key runs (lease 400 ms) while requests fail
    * (harsh weather), and another instance retries it three times after the lease. Its record
    * write did not reach a majority in one round; before the fix the run ended "not stored", the
    * claim ran out with its lease, and a retry (whose lookup missed the one node with the record)
@@ -230,7 +231,7 @@ export const REGRESSIONS = {
       ],
     },
   },
-  /** a (issue 22) on one node: its record write fails once (harsh weather); the same story. */
+  /** a (docs/SAFETY.md §6b I1) on one node: its record write fails once (harsh weather); the same story. */
   "a-idempotent-record-write-one-node": {
     spec: {
       seed: 53,
@@ -263,7 +264,7 @@ export const REGRESSIONS = {
     },
   },
   /**
-   * f (issue 15): a lock handed on with a ticket that a queue delivers twice, at once, to two
+   * f (docs/SAFETY.md §4 Theorem 3): a lock handed on with a ticket that a queue delivers twice, at once, to two
    * other instances: exactly one resumes it. Undone (the ticket's token extended rather than
    * swapped), both resume and their sections overlap.
    */
@@ -301,7 +302,7 @@ export const REGRESSIONS = {
     finds: "overlap",
   },
   /**
-   * g (issue 15 §2): a lock on keys 0 and 1 while another instance holds key 1 alone is refused
+   * g (docs/SAFETY.md §4b M1): a lock on keys 0 and 1 while another instance holds key 1 alone is refused
    * on every node. Undone (ACQUIRE looks at the first key of the set only), it is granted over
    * the holder of key 1 (overlap on k1).
    */
@@ -322,7 +323,7 @@ export const REGRESSIONS = {
     finds: "overlap",
   },
   /**
-   * h (issue 15 §2): key 0's counter runs ahead (three grants), then a lock on keys 0 and 1 takes
+   * h (docs/SAFETY.md §4b M4): key 0's counter runs ahead (three grants), then a lock on keys 0 and 1 takes
    * a fence above both counters and stores it on both; a later lock on key 1 alone goes higher.
    * Undone (the fence stored on the first key's counter only), key 1's next fence is lower than
    * the one the lock on both keys used (fence order on k1). One node: on several, the fence raise
@@ -384,7 +385,7 @@ export const REGRESSIONS = {
     finds: "fairness",
   },
   /**
-   * j (issue 22): with fencing, two triggers of one occurrence (`once()`), one of whose jobs tries
+   * j (docs/SAFETY.md §5 J1): with fencing, two triggers of one occurrence (`once()`), one of whose jobs tries
    * to hand its lock on, two jobs on one schedule, and an Idempotency-Key request. Undone, COMPLETE leaves each key's fence
    * counter without expiry beside its done marker: one counter per occurrence and request, for
    * ever (property "counter-expiry").
@@ -448,7 +449,7 @@ export const REGRESSIONS = {
     finds: "counter-expiry",
   },
   /**
-   * g (issue 22): an acquire on 3 nodes whose requests to nodes 1 and 2 arrive 1.2 s late (the
+   * g22 (docs/SAFETY.md L3): an acquire on 3 nodes whose requests to nodes 1 and 2 arrive 1.2 s late (the
    * request timeout is 250 ms) fails; its cleanup lands on those nodes first, then the late
    * ACQUIREs run. Another instance's caller comes at 1.4 s. Undone (ACQUIRE ignores the failed
    * round's tombstone), the late requests place the token on a majority, held by nobody for the
@@ -475,7 +476,7 @@ export const REGRESSIONS = {
     finds: "blocked-by-nobody",
   },
   /**
-   * h (issue 22): a ticket handed on (lease 3 s) whose resume sends its requests to nodes 1 and
+   * h22 (docs/SAFETY.md L3, Theorem 3): a ticket handed on (lease 3 s) whose resume sends its requests to nodes 1 and
    * 2 while they are 1.2 s late fails with QuorumError; its undo puts the ticket's token back on
    * node 0 and tombstones the fresh token on nodes 1 and 2 before the late RESUMEs run there. The
    * queue redelivers the message 1.5 s later: it resumes. Undone (RESUME ignores the tombstone),
@@ -520,7 +521,7 @@ export const REGRESSIONS = {
     finds: "blocked-by-nobody",
   },
   /**
-   * g (issue 22), hand-overs: a release hands the key to the next caller of its instance, and the
+   * g22 (docs/SAFETY.md L3), hand-overs: a release hands the key to the next caller of its instance, and the
    * HANDOVER requests to nodes 1 and 2 arrive 1.2 s late; the next caller's round fails and is
    * cleaned up before they run. Undone (HANDOVER ignores the tombstone), they place the next
    * caller's dead token on a majority (blocked-by-nobody).
@@ -549,7 +550,7 @@ export const REGRESSIONS = {
     finds: "blocked-by-nobody",
   },
   /**
-   * k (issue 22): as h22, but the lock's lease (3 s) outlasts the ticket's (0.5 s): the resume
+   * k22 (docs/SAFETY.md L3): as h22, but the lock's lease (3 s) outlasts the ticket's (0.5 s): the resume
    * round's TTL is 0.5 s while the nodes keep ~3 s, and the RESUMEs to nodes 1 and 2 run 1.2 s
    * late — after a tombstone kept for the round's TTL would have expired. The undo's tombstone
    * outlives the ticket's token there, so they swap nothing and the redelivery resumes. Undone
@@ -594,7 +595,7 @@ export const REGRESSIONS = {
     finds: "blocked-by-nobody",
   },
   /**
-   * m (issue 22): as h22, but the undo is slower than the late RESUME: the RESUMEs to nodes 1 and
+   * m22 (docs/SAFETY.md §4 Theorem 3): as h22, but the undo is slower than the late RESUME: the RESUMEs to nodes 1 and
    * 2 run 1 s late, the undo's DISCARDs there 3 s late. The redelivery 1.5 s after the failure
    * finds nodes 1 and 2 holding the failed resume's own token: it must get QuorumError (and be
    * redelivered), not LockLostError "resumed already" — once the undo landed, a redelivery

@@ -1,6 +1,8 @@
 /**
- * The deterministic simulation in `npm test` (issue 11 §2): named regression schedules, one per
- * defect of §1 (and issue 12's and 15's guarantees), pass with the fixes and fail with each fix undone in the nodes' Lua (mutants);
+ * The deterministic simulation in `npm test` (docs/TESTING.md "The deterministic simulation"):
+ * named regression schedules, one per defect fixed and per guarantee that needs a particular
+ * interleaving (`regressions.ts`), pass with the fixes and fail with each fix undone in the nodes'
+ * Lua (mutants);
  * a campaign of random schedules finds no bug; the same schedule replays to the same trace.
  * Long campaigns: `npm run sim -- --schedules N [--seed S]`.
  */

@@ -1,5 +1,5 @@
 /**
- * The rest of issue 12's table inside workerd, with a real `ExecutionContext` (the deployable
+ * The rest of the rows of docs/IDEMPOTENCY.md "Answers" inside workerd, with a real `ExecutionContext` (the deployable
  * Worker's route covers replay, 409, 422 and 400 in idempotency.test.ts): pass-through, `required`,
  * key syntax, `wait`, 5xx / throw / lost claim store nothing, `maxBody`, caller scope, and a
  * majority down → 503.

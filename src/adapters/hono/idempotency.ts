@@ -7,7 +7,7 @@ import {
   resolveIdempotency,
   runIdempotent,
 } from "../../idempotency";
-import type { Lock } from "../../lock/types";
+import type { Lock } from "../../lock";
 import { readBody } from "./captured-body";
 import { defaultBudget, executionCtxOf } from "./context";
 import { canDecode, decodeBody, encodingsOf } from "./decoded-body";

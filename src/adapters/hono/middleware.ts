@@ -7,10 +7,11 @@ import {
   isLockBusyError,
   isQuorumError,
   type LockBusyError,
+  optionalMs,
   type QuorumError,
 } from "../../errors";
 import type { Lock, Locks } from "../../lock";
-import { isLocks, optionalMs } from "../../validate";
+import { isLocks } from "../../lock";
 import { UNREAD_BODY_MS, untilBodyEnds } from "./body";
 import { defaultBudget, executionCtxOf } from "./context";
 import { BUSY_RETRY_AFTER, busyResponse, unavailableResponse } from "./problem";

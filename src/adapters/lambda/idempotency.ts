@@ -6,7 +6,7 @@ import {
   resolveIdempotency,
   runIdempotent,
 } from "../../idempotency";
-import type { Lock } from "../../lock/types";
+import type { Lock } from "../../lock";
 import {
   bodyOf,
   type HttpEvent,

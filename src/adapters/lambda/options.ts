@@ -1,12 +1,7 @@
 import type { BudgetOptions, LambdaContextLike } from "../../budget";
-import type { AcquireOptions, Locks } from "../../lock/types";
-import {
-  checkFunction,
-  checkKnown,
-  checkLocksOption,
-  optionalMs,
-  optionalNonNegative,
-} from "../../validate";
+import { checkFunction, checkKnown, optionalMs, optionalNonNegative } from "../../errors";
+import type { AcquireOptions, Locks } from "../../lock";
+import { checkLocksOption } from "../../lock";
 import type { WithLockOptions } from "./types";
 
 const KNOWN = new Set(["locks", "key", "lease", "wait", "margin", "reserve", "onBusy"]);

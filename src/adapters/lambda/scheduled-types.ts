@@ -1,5 +1,5 @@
 import type { LambdaContextLike } from "../../budget";
-import type { Lock, Locks } from "../../lock/types";
+import type { Lock, Locks } from "../../lock";
 import type { LambdaContext } from "./types";
 
 /**

@@ -1,8 +1,8 @@
 import type { Context, Handler, ScheduledEvent } from "aws-lambda";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { isConfigurationError } from "../../errors";
+import type { Lock } from "../../lock";
 import { createLocks } from "../../lock";
-import type { Lock } from "../../lock/types";
 import { dedupeScheduled, type LambdaContext, type ScheduledSkipped, scheduledKey } from "./index";
 
 // Never contacted: the cases below fail before any node request.

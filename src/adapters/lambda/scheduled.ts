@@ -1,15 +1,13 @@
 import { budget, type LambdaContextLike } from "../../budget";
-import { once } from "../../dedupe/once";
-import { checkRetention } from "../../dedupe/options";
-import { logSkip } from "../../dedupe/skip-log";
-import { ConfigurationError } from "../../errors";
+import { checkRetention, logSkip, once } from "../../dedupe";
 import {
+  ConfigurationError,
   checkFunction,
   checkKnown,
-  checkLocksOption,
   optionalMs,
   optionalNonNegative,
-} from "../../validate";
+} from "../../errors";
+import { checkLocksOption } from "../../lock";
 import { scheduledKey } from "./scheduled-key";
 import type { DedupeScheduledOptions, ScheduledJob, ScheduledSkipped } from "./scheduled-types";
 import type { LambdaContext, LambdaHandler } from "./types";

@@ -1,7 +1,6 @@
 import type { LambdaContextLike } from "../../budget";
 import type { LockBusyError } from "../../errors";
-import type { LockKey } from "../../lock/keyset";
-import type { Lock, Locks } from "../../lock/types";
+import type { Lock, LockKey, Locks } from "../../lock";
 
 /**
  * The AWS Lambda invocation context, declared structurally so that `edgelock/lambda` needs neither

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context, Handler } from "aws-lambda";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { isConfigurationError } from "../../errors";
+import type { Lock } from "../../lock";
 import { createLocks } from "../../lock";
-import type { Lock } from "../../lock/types";
 import { type LambdaContext, type LambdaHandler, withLock } from "./index";
 
 // Never contacted: wrapping validates options only; the invalid-context case fails before any

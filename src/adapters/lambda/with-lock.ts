@@ -1,6 +1,6 @@
 import { budget, type LambdaContextLike } from "../../budget";
 import { isLockBusyError } from "../../errors";
-import type { Lock } from "../../lock/types";
+import type { Lock } from "../../lock";
 import { resolveWithLock } from "./options";
 import type { LambdaContext, LambdaHandler, LockedHandler, WithLockOptions } from "./types";
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-export { type NodesEnv, nodesFromEnv } from "../../node/env";
+export { type NodesEnv, nodesFromEnv } from "../../node";
 export { dedupeScheduled } from "./scheduled";
 export type {
   DedupedScheduledHandler,

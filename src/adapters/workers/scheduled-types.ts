@@ -1,5 +1,5 @@
-import type { Budget } from "../../budget/budget";
-import type { Lock, Locks } from "../../lock/types";
+import type { Budget } from "../../budget";
+import type { Lock, Locks } from "../../lock";
 
 /**
  * The parts of Cloudflare's `ScheduledController` that `dedupeScheduled` uses, declared

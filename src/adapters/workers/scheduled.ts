@@ -1,10 +1,14 @@
 import { budget as budgets } from "../../budget";
-import { once } from "../../dedupe/once";
-import { checkRetention } from "../../dedupe/options";
-import { logSkip } from "../../dedupe/skip-log";
-import { ConfigurationError, isConfigurationError } from "../../errors";
-import type { Lock } from "../../lock/types";
-import { checkFunction, checkKnown, checkLocksOption, optionalMs } from "../../validate";
+import { checkRetention, logSkip, once } from "../../dedupe";
+import {
+  ConfigurationError,
+  checkFunction,
+  checkKnown,
+  isConfigurationError,
+  optionalMs,
+} from "../../errors";
+import type { Lock } from "../../lock";
+import { checkLocksOption } from "../../lock";
 import type {
   DedupedScheduledHandler,
   DedupeScheduledOptions,

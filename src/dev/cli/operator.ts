@@ -8,15 +8,9 @@
  */
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
-import {
-  createLocks,
-  isConfigurationError,
-  type NodeCredentials,
-  type NodeOutcome,
-  nodesFromEnv,
-} from "../../index";
-import { checkKey } from "../../options";
-import { reasonOf } from "../../quorum/report";
+import { isConfigurationError, type NodeOutcome, reasonOf } from "../../errors";
+import { checkKey, createLocks } from "../../lock";
+import { type NodeCredentials, nodesFromEnv } from "../../node";
 import { parse, UsageError } from "./args";
 
 const NODE_OPTIONS = `  --prefix <p>         the lock manager's prefix (default "lock:")

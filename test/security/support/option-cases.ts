@@ -5,7 +5,7 @@
  * @module
  */
 
-import { MAX_LEASE } from "../../../src/options";
+import { MAX_LEASE } from "../../../src/lock/options";
 
 /** The dev cluster's `{ url, token }` list. */
 export type Nodes = readonly { url: string; token: string }[];

@@ -1,12 +1,12 @@
 /**
- * One-shot keys' fence counters after quiescence (docs/SAFETY.md §5, one-shot keys): wherever a
+ * One-shot keys' fence counters after quiescence (docs/SAFETY.md §5 J1): wherever a
  * done marker stands, the key's `:fence` counter (if the node has one) expires, and no earlier
  * than the marker. COMPLETE sets both in one step; afterwards nothing may take the counter's
  * expiry away while the marker stands (no token is placed over a marker, and a raise that does
  * not count keeps the expiry). Under any faults: a marker and its counter live on the same node.
  *
  * A plain lock's counter keeps no expiry (exempt: Theorem 2 across its releases needs it), and a
- * one-shot counter where the key holds no marker is not checked here (see §5 for when it expires).
+ * one-shot counter where the key holds no marker is not checked here (docs/SAFETY.md §5 J1 says when it expires).
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * The properties every simulated schedule is checked against (issue 11 §2; docs/SAFETY.md):
+ * The properties every simulated schedule is checked against (docs/SAFETY.md §7):
  *
  * 1. with durable nodes, no two holders' `[granted, end]` intervals overlap;
  * 2. fences strictly increase in grant order, and the fenced store never accepts a stale write;
@@ -216,7 +216,7 @@ function onceRuns(observed: Observations): Finding[] {
 }
 
 /**
- * Idempotency-Key (issue 12): no run of a key starts after a run of it whose response was kept on
+ * Idempotency-Key (docs/SAFETY.md §6b I1, I2): no run of a key starts after a run of it whose response was kept on
  * a majority; every replay is the response of a successful run of that key for the same body;
  * a 422 answers only a body that differs from a successful run's.
  */
@@ -256,7 +256,7 @@ function idempotentRuns(observed: Observations): Finding[] {
 }
 
 /**
- * Idempotency-Key, SAFETY.md §6b I1 (issue 22 a): after a run answered a kept status (below
+ * Idempotency-Key, SAFETY.md §6b I1, with retried requests: after a run answered a kept status (below
  * 500), no run of its key starts unless its record failed to reach a majority — and then only
  * when the app was told (`onUnrecorded`) and the run's claim had run out (its validity end): the
  * claim is never given up before the record is on a majority. Every request the run sent may

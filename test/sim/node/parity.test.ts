@@ -5,7 +5,7 @@
  * script branch you add (docs/SAFETY.md §7).
  */
 import { describe, expect, it } from "vitest";
-import { SimNode } from "../../../src/memory/sim-node";
+import { SimNode } from "../../../src/memory";
 import {
   ACQUIRE,
   COMPLETE,
@@ -307,7 +307,7 @@ const CASES: readonly Case[] = [
     args: [W],
   },
   { name: "leave keeps a holder's token", setup: [hold(T)], script: LEAVE, args: [W] },
-  // Several keys in one lock (issue 15 §2): all or none on a node.
+  // Several keys in one lock (docs/SAFETY.md §4b M1): all or none on a node.
   {
     name: "two keys: acquire free, one fence above both counters",
     setup: [fence(4), ["SET", "f2", "9"]],

@@ -1,12 +1,12 @@
 /**
- * The undo of a failed resume when the fresh token has no time left (docs/SAFETY.md §2, DISCARD):
+ * The undo of a failed resume when the fresh token has no time left (docs/SAFETY.md §2 "DISCARD"):
  * on the simulated node, whose clock can stop exactly at a key's expiry (PTTL 0 inside the
  * script), DISCARD must not put the ticket's token back without an expiry — it deletes the key.
  * The mutant with the old `SET key t0` (no PX) shows the check catches it. The real-server
  * counterpart is `test/lock/resume-undo.test.ts`.
  */
 import { describe, expect, it } from "vitest";
-import { SimNode } from "../../../src/memory/sim-node";
+import { SimNode } from "../../../src/memory";
 import { DISCARD } from "../../../src/scripts";
 import { MUTANTS } from "../mutants";
 

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { type ScriptResult, SimNode } from "../../../src/memory/sim-node";
+import { type ScriptResult, SimNode } from "../../../src/memory";
 import { SCRIPTS } from "../../../src/scripts";
 import type { Wipe } from "../../safety/harness/history";
 import type { Weather } from "./fates";

@@ -42,7 +42,7 @@ export type OpSpec =
   | { readonly kind: "using"; readonly key: number; readonly wait: number; readonly hold: number }
   | {
       /**
-       * One lock on several keys (issue 15 §2), given unsorted and maybe with duplicates: a
+       * One lock on several keys (docs/SAFETY.md §4b), given unsorted and maybe with duplicates: a
        * section on every key at once, then release (or expiry with `autoExtend` off and a long
        * hold).
        */
@@ -196,7 +196,7 @@ const op = (keys: number): fc.Arbitrary<OpSpec> =>
       }),
     },
     {
-      // Retried requests (issue 22 a): the faults of every round (lookup, claim, record write)
+      // Retried requests (docs/SAFETY.md §6b I1): the faults of every round (lookup, claim, record write)
       // meet retries that come after the claim ran out.
       weight: 1,
       arbitrary: fc.record({

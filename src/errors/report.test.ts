@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type NodeOutcome, TransportError } from "../errors";
+import { type NodeOutcome, TransportError } from "./base";
 import { configurationFault, describeNodes, reasonOf } from "./report";
 
 const failed = (index: number, kind: TransportError["kind"], message: string): NodeOutcome => ({

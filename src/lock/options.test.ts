@@ -1,9 +1,10 @@
 import { Redis } from "@upstash/redis";
 import { describe, expect, it } from "vitest";
-import { ConfigurationError, isConfigurationError } from "./errors";
-import { createLocks } from "./lock/locks";
-import type { LocksOptions } from "./lock/types";
-import { checkKey, DEFAULTS, resolveCall, resolveOptions } from "./options";
+import { ConfigurationError, isConfigurationError } from "../errors";
+import { checkKey } from "./keyset";
+import { createLocks } from "./locks";
+import { DEFAULTS, resolveCall, resolveOptions } from "./options";
+import type { LocksOptions } from "./types";
 
 const TOKEN = "s3cr3t-token-value";
 const node = (i: number) => ({ url: `https://node${i}.example.com`, token: TOKEN });

@@ -1,11 +1,11 @@
 /**
- * Small validators shared by `once()` and the adapters, so every entry point rejects bad options
- * the same way: a `ConfigurationError` naming the option, at construction.
+ * Small option checks shared by `once()`, the adapters, the Idempotency-Key layer and memory
+ * nodes, so every entry point rejects bad options the same way: a `ConfigurationError` naming the
+ * option, at construction.
  *
  * @module
  */
 import { ConfigurationError } from "./errors";
-import type { Locks } from "./lock/types";
 
 /**
  * Reject option names outside `known` (a typo would otherwise silently use a default).
@@ -71,27 +71,4 @@ export function optionalNonNegative(option: string, value: unknown): number | un
     );
   }
   return value;
-}
-
-/** A lock manager from `createLocks` (structurally: it has `acquire`). */
-export const isLocks = (value: unknown): value is Locks =>
-  typeof value === "object" &&
-  value !== null &&
-  typeof (value as { acquire?: unknown }).acquire === "function";
-
-/**
- * Check a `locks` option that may also be a function returning the manager (adapters build it
- * from per-invocation secrets).
- *
- * @throws {ConfigurationError} option `locks`
- * @example
- * checkLocksOption(options.locks);
- */
-export function checkLocksOption(value: unknown): void {
-  if (typeof value !== "function" && !isLocks(value)) {
-    throw new ConfigurationError(
-      "locks",
-      "expected the manager from createLocks() or a function returning it",
-    );
-  }
 }

@@ -16,7 +16,7 @@ import {
   LockLostError,
   QuorumError,
   TransportError,
-} from "./errors";
+} from ".";
 
 describe("errors", () => {
   const errors = [

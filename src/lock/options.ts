@@ -1,9 +1,9 @@
-import type { Budget } from "./budget/budget";
-import { ConfigurationError } from "./errors";
-import type { AcquireOptions, LockEvent, LocksOptions } from "./lock/types";
-import { createNode } from "./node/create";
-import type { RestNode } from "./node/node";
-import { bestValidity, quorumOf } from "./quorum/validity";
+import type { Budget } from "../budget";
+import { ConfigurationError } from "../errors";
+import type { RestNode } from "../node";
+import { createNode } from "../node";
+import { bestValidity, quorumOf } from "../quorum";
+import type { AcquireOptions, LockEvent, LocksOptions } from "./types";
 
 /**
  * Defaults of {@link LocksOptions} (frozen). `requestTimeout` has no constant default: it is
@@ -42,18 +42,6 @@ export const DEFAULTS = Object.freeze({
 
 /** Longest accepted `prefix`, in UTF-8 bytes. */
 export const MAX_PREFIX_BYTES = 256;
-/** Longest accepted key, in UTF-8 bytes. */
-export const MAX_KEY_BYTES = 1_024;
-/** Suffix of the fence counter key (`${prefix}${key}:fence`); reserved when fencing is on. */
-export const FENCE_SUFFIX = ":fence";
-/**
- * Suffix of the wait room key (`${prefix}${key}:wait`), a sorted set of waiters to wake on release,
- * and of its channel. Reserved: a lock on `x:wait` would read `x`'s room (a sorted set) as its lock
- * key and fail with WRONGTYPE whenever `x` has waiters. (The scripts check a room's type, so they
- * never take a string of that name for a room.)
- */
-export const WAIT_SUFFIX = ":wait";
-
 /** {@link LocksOptions} after validation, with the nodes built. */
 export interface ResolvedOptions {
   readonly nodes: readonly RestNode[];
@@ -220,33 +208,6 @@ export function resolveOptions(options: LocksOptions): ResolvedOptions {
     wake,
     onEvent,
   };
-}
-
-/**
- * Validate a lock key.
- *
- * @throws {ConfigurationError} `key` empty, not a string, too long, ending in `:wait` (wait rooms)
- *   or, while fencing is on, in `:fence` (fence counters)
- * @example
- * checkKey("invoice:42", false) // "invoice:42"
- */
-export function checkKey(key: unknown, fencing: boolean): string {
-  if (typeof key !== "string" || key.length === 0) {
-    throw new ConfigurationError("key", "expected a non-empty string");
-  }
-  if (bytes(key) > MAX_KEY_BYTES) {
-    throw new ConfigurationError("key", `longer than ${MAX_KEY_BYTES} bytes`);
-  }
-  if (fencing && key.endsWith(FENCE_SUFFIX)) {
-    throw new ConfigurationError("key", `must not end with "${FENCE_SUFFIX}" when fencing is on`);
-  }
-  if (key.endsWith(WAIT_SUFFIX)) {
-    throw new ConfigurationError(
-      "key",
-      `must not end with "${WAIT_SUFFIX}" (the name of a key's wait room)`,
-    );
-  }
-  return key;
 }
 
 /** Per-call options after validation and defaults. */

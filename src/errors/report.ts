@@ -1,4 +1,4 @@
-import type { NodeOutcome } from "../errors";
+import type { NodeOutcome } from "./base";
 
 /** Longest reason kept per node; longer ones are cut with "…" (shortened, never dropped). */
 const REASON_MAX = 120;

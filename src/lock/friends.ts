@@ -1,0 +1,21 @@
+/**
+ * The friends of the lock room: what edgelock's own rooms (`dedupe`, `idempotency`, the adapters,
+ * `dev`) use from `src/lock` beyond the public API. Re-exported by the room's door (`index.ts`);
+ * `src/index.ts` re-exports the door by name, so none of this is part of the package's API.
+ *
+ * @module
+ */
+
+// Done markers: `once()` and the Idempotency-Key layer end their lock with COMPLETE (a lock they
+// will complete refuses `ticket()`). The release every runtime adapter ends with is public:
+// `lock.release({ settled: true })`.
+export { complete, completePersistently, isCompletable, owesCompletion } from "./handle";
+// The key rules of `createLocks`: the CLI checks the keys it is given the same way.
+export { checkKey } from "./keyset";
+// The manager's core (its nodes and resolved options), for a layer that runs its own rounds.
+export { coreOf } from "./locks";
+// Jittered sleeps that stop at an abort, shared by the retry loops of the wrappers.
+export { random, sleep } from "./timing";
+// The check of a `locks` option, for the wrappers (`once()`, the adapters, the Idempotency-Key
+// layer); the other option checks are the errors room's friends.
+export { checkLocksOption, isLocks } from "./validate";

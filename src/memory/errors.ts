@@ -1,0 +1,38 @@
+/**
+ * The errors a memory node throws. Both carry `name` `"UpstashError"`, the name `@upstash/redis`
+ * gives a node's error reply, so that edgelock treats them exactly as it treats a real node's:
+ * a `TransportError` of kind `"server"` naming the node, and NOSCRIPT answered by one EVAL.
+ * Tell them apart with `instanceof`.
+ *
+ * @module
+ */
+
+/**
+ * An error reply of a memory node, with Redis's text (`NOSCRIPT No matching script. Please use
+ * EVAL.`, `ERR Error running script: …`, `WRONGTYPE …`).
+ *
+ * @example
+ * await node.evalsha(sha, [], []).catch((e) => e instanceof MemoryNodeError); // true (NOSCRIPT)
+ */
+export class MemoryNodeError extends Error {
+  override name = "UpstashError";
+}
+
+/**
+ * A command a memory node does not implement, called by a script (`redis.call("HGET", …)`) or
+ * directly (`node.command(["HGET", …])`). A memory node runs the commands edgelock's scripts
+ * call: GET, SET (PX), DEL, EXISTS, INCR, PEXPIRE, PTTL, TYPE, PUBLISH and ZADD, ZREM, ZCARD,
+ * ZPOPMIN, ZRANGE (WITHSCORES). `command` names the one it does not (upper case).
+ *
+ * @example
+ * try { node.command(["HGET", "h", "f"]); } catch (e) { e.command; } // "HGET"
+ */
+export class UnsupportedCommandError extends MemoryNodeError {
+  /** The command's name, upper case (`"HGET"`). */
+  readonly command: string;
+
+  constructor(command: string, message: string) {
+    super(message);
+    this.command = command;
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * Memory nodes as the `nodes` of `createLocks`: edgelock's scripts run in-process on independent
+ * keyspaces, the EVALSHA → NOSCRIPT → EVAL path works as on Redis, a command the node lacks is a
+ * typed error naming it, a manual clock expires keys on demand, and `wake: true` hears releases
+ * through the nodes' own channels.
+ */
+import { describe, expect, it } from "vitest";
+import { isLockBusyError, isTransportError } from "../../src/errors";
+import { createLocks } from "../../src/index";
+import { ACQUIRE, RELEASE } from "../../src/scripts";
+import {
+  MemoryNodeError,
+  manualClock,
+  memoryNode,
+  memoryNodes,
+  UnsupportedCommandError,
+} from "../../src/testing";
+
+describe("a quorum of three memory nodes", () => {
+  it("grants a lock on every node with the lease as PTTL, refuses a second caller, and release frees every node", async () => {
+    const clock = manualClock();
+    const nodes = memoryNodes(3, { clock });
+    const locks = createLocks({ nodes });
+    const lock = await locks.acquire("job", { lease: 5_000 });
+    for (const node of nodes) {
+      expect(node.get("lock:job")).toBe(lock.token);
+      expect(node.pttl("lock:job")).toBe(5_000);
+    }
+    expect(await locks.tryAcquire("job")).toBeNull();
+    const error = await locks.acquire("job").catch((e: unknown) => e);
+    expect(isLockBusyError(error)).toBe(true);
+    await lock.release();
+    for (const node of nodes) expect(node.pttl("lock:job")).toBe(-2);
+    expect(await locks.tryAcquire("job")).not.toBeNull();
+  });
+
+  it("extend sets every node's PTTL to the new lease", async () => {
+    const clock = manualClock();
+    const nodes = memoryNodes(3, { clock });
+    const lock = await createLocks({ nodes }).acquire("job", { lease: 1_000 });
+    clock.advance(400);
+    expect(nodes.map((n) => n.pttl("lock:job"))).toEqual([600, 600, 600]);
+    await lock.extend(8_000);
+    expect(nodes.map((n) => n.pttl("lock:job"))).toEqual([8_000, 8_000, 8_000]);
+  });
+
+  it("keeps the nodes independent: a key written on one is absent on the others", async () => {
+    const nodes = memoryNodes(3);
+    const [a, b, c] = nodes;
+    a?.command(["SET", "lock:job", "someone", "PX", "60000"]);
+    expect(b?.keys()).toEqual([]);
+    // One of three holds it: the majority still grants.
+    const lock = await createLocks({ nodes }).acquire("job", { lease: 5_000 });
+    expect([b?.get("lock:job"), c?.get("lock:job")]).toEqual([lock.token, lock.token]);
+    expect(a?.get("lock:job")).toBe("someone");
+  });
+
+  it("a lock's keys expire when the manual clock passes the lease, and another caller gets it", async () => {
+    const clock = manualClock();
+    const nodes = memoryNodes(3, { clock });
+    const locks = createLocks({ nodes });
+    await locks.acquire("job", { lease: 5_000 });
+    clock.advance(5_000);
+    expect(nodes.map((n) => n.pttl("lock:job"))).toEqual([0, 0, 0]);
+    expect(await locks.tryAcquire("job")).toBeNull();
+    clock.advance(1);
+    expect(nodes.map((n) => n.pttl("lock:job"))).toEqual([-2, -2, -2]);
+    expect(await locks.tryAcquire("job")).not.toBeNull();
+  });
+});
+
+describe("the script cache", () => {
+  it("EVALSHA of a script the node has not seen rejects with Redis's NOSCRIPT reply", async () => {
+    const node = memoryNode();
+    const error = (await node
+      .evalsha(RELEASE.sha1, ["k", "f", "w"], ["t"])
+      .catch((e: unknown) => e)) as Error;
+    expect(error).toBeInstanceOf(MemoryNodeError);
+    expect(error.name).toBe("UpstashError");
+    expect(error.message).toBe("NOSCRIPT No matching script. Please use EVAL.");
+    await node.eval(RELEASE.lua, ["k", "f", "w"], ["t"]);
+    expect(await node.evalsha(RELEASE.sha1, ["k", "f", "w"], ["t"])).toBe(0);
+  });
+
+  it("after a SCRIPT FLUSH edgelock's EVALSHA falls back to one EVAL and the lock is granted", async () => {
+    const nodes = memoryNodes(3);
+    const calls: string[] = [];
+    for (const node of nodes) {
+      const run = node.eval.bind(node);
+      const runSha = node.evalsha.bind(node);
+      node.eval = (...a) => {
+        calls.push("eval");
+        return run(...a);
+      };
+      node.evalsha = (...a) => {
+        calls.push("evalsha");
+        return runSha(...a);
+      };
+    }
+    const locks = createLocks({ nodes });
+    await (await locks.acquire("a")).release();
+    calls.length = 0;
+    for (const node of nodes) node.flushScripts();
+    const lock = await locks.acquire("b");
+    expect(calls.sort()).toEqual(["eval", "eval", "eval", "evalsha", "evalsha", "evalsha"]);
+    expect(nodes.map((n) => n.get("lock:b"))).toEqual([lock.token, lock.token, lock.token]);
+  });
+});
+
+describe("commands a memory node does not implement", () => {
+  it("called directly: an UnsupportedCommandError naming the command", () => {
+    const node = memoryNode();
+    let error: unknown;
+    try {
+      node.command(["hget", "h", "f"]);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(UnsupportedCommandError);
+    expect((error as UnsupportedCommandError).command).toBe("HGET");
+    expect((error as Error).message).toContain("unknown command 'HGET'");
+  });
+
+  it("called by a script: the script's error is an UnsupportedCommandError naming the command", async () => {
+    const node = memoryNode();
+    const error = await node
+      .eval("return redis.call('HSET', KEYS[1], 'f', 'v')", ["h"], [])
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnsupportedCommandError);
+    expect((error as UnsupportedCommandError).command).toBe("HSET");
+    expect((error as Error).message).toMatch(/^ERR Error running script: .*'HSET'/);
+  });
+
+  it("through createLocks: the node's outcome is a TransportError of kind server naming the command", async () => {
+    const node = memoryNode();
+    // A node whose scripts all call a command it lacks (as a script of a newer edgelock might).
+    const evalOf = node.eval.bind(node);
+    const run = (script: string) => evalOf(`redis.call('GETEX', 'k') ${script}`, [], []);
+    node.eval = (script) => run(script);
+    node.evalsha = () => run("");
+    const error = await createLocks({ nodes: [node] })
+      .acquire("job")
+      .catch((e: unknown) => e);
+    const outcome = (error as { outcomes?: { error?: unknown }[] }).outcomes?.[0]?.error;
+    expect(isTransportError(outcome)).toBe(true);
+    expect(outcome).toMatchObject({ kind: "server" });
+    expect((outcome as Error).message).toContain("unknown command 'GETEX'");
+  });
+
+  it("answers the commands edgelock's scripts use as Redis does (status text, nil as null)", () => {
+    const node = memoryNode();
+    expect(node.command(["SET", "k", "v", "PX", "1000"])).toBe("OK");
+    expect(node.command(["GET", "k"])).toBe("v");
+    expect(node.command(["GET", "absent"])).toBeNull();
+    expect(node.command(["ZADD", "z", "1", "m"])).toBe(1);
+    expect(node.command(["ZRANGE", "z", "0", "-1", "WITHSCORES"])).toEqual(["m", "1"]);
+    expect(() => node.command(["GET", "z"])).toThrow(/^WRONGTYPE/);
+  });
+});
+
+describe("wake-up on release", () => {
+  it("a waiter listening on a memory node is woken by the release, long before its next look", async () => {
+    const nodes = memoryNodes(3);
+    const [first] = nodes;
+    // Once listening, the waiter would look again only after a minute (retryDelayMax, and the
+    // holder's lease): only a wake-up can grant it within the test's time.
+    const options = { lease: 60_000, retryDelayMax: 60_000, wake: true };
+    const holder = await createLocks({ nodes, ...options }).acquire("job");
+    const order: string[] = [];
+    const waiter = createLocks({ nodes, ...options })
+      .acquire("job", { wait: 120_000 })
+      .then((lock) => {
+        order.push("waiter granted");
+        return lock;
+      });
+    // Wait-room entries are `<deadline>:<listener>:<n>`; a polling waiter's listener is `p…`.
+    const listening = () =>
+      (first?.command(["ZRANGE", "lock:job:wait", "0", "-1"]) as string[] | undefined)?.some(
+        (member) => !member.split(":")[1]?.startsWith("p"),
+      );
+    for (let i = 0; i < 400 && !listening(); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(listening()).toBe(true);
+    order.push("released");
+    await holder.release();
+    const lock = await waiter;
+    expect(order).toEqual(["released", "waiter granted"]);
+    expect(nodes.map((n) => n.get("lock:job"))).toEqual([lock.token, lock.token, lock.token]);
+  });
+});
+
+describe("options", () => {
+  it("reject an unknown option, a clock without now(), a bad count and a backwards advance, naming each", () => {
+    expect(() => memoryNode({ clok: 1 } as never)).toThrow(/`clok`/);
+    expect(() => memoryNode({ clock: {} as never })).toThrow(/`clock`/);
+    expect(() => memoryNodes(0)).toThrow(/`count`/);
+    expect(() => memoryNodes(1.5)).toThrow(/`count`/);
+    expect(() => manualClock().advance(-1)).toThrow(/`ms`/);
+    expect(() => manualClock(Number.NaN)).toThrow(/`start`/);
+  });
+
+  it("the default clock is real time: a key set with PX 1000 reports a PTTL of at most 1000", () => {
+    const node = memoryNode();
+    node.command(["SET", "k", "v", "PX", "1000"]);
+    const pttl = node.pttl("k");
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(1_000);
+  });
+
+  it("runs edgelock's ACQUIRE exactly as published (its SHA-1 is the node's cache key)", async () => {
+    const node = memoryNode();
+    await node.eval(ACQUIRE.lua, ["k", "k:fence", "k:wait"], ["t", "1000", "0"]);
+    expect(
+      await node.evalsha(ACQUIRE.sha1, ["k", "k:fence", "k:wait"], ["t", "1000", "0"]),
+    ).toEqual(expect.any(Array));
+  });
+});
