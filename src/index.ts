@@ -56,6 +56,7 @@ export {
   type NodeOutcome,
   type NodeStatus,
   type RedisLike,
+  type ReleaseOptions,
   type ReleaseResult,
   type ResumeOptions,
 } from "./lock";

@@ -8,15 +8,7 @@ import {
   optionalMs,
 } from "../errors";
 import type { AcquireOptions, Lock, Locks } from "../lock";
-import {
-  complete,
-  isCompletable,
-  isLocks,
-  owesCompletion,
-  random,
-  releaseSettled,
-  sleep,
-} from "../lock";
+import { complete, isCompletable, isLocks, owesCompletion, random, sleep } from "../lock";
 import { checkRetention } from "./options";
 import type { OnceOptions, OnceResult } from "./types";
 
@@ -142,7 +134,7 @@ export async function once<T>(
     // awaited (not only a majority's): the wrappers return right after, and a frozen Lambda
     // environment or an ended scheduled event would drop a release still in flight, leaving
     // that node's key until its TTL. Never throws.
-    await releaseSettled(lock).catch(() => undefined);
+    await lock.release({ settled: true }).catch(() => undefined);
     throw error;
   }
   // The job succeeded: whatever the nodes do now, report it (never throw after a run).

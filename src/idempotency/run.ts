@@ -14,7 +14,6 @@ import {
   isCompletable,
   owesCompletion,
   random,
-  releaseSettled,
   sleep,
 } from "../lock";
 import { freeAfter } from "../quorum";
@@ -268,7 +267,7 @@ async function claimKey(
  * before the answer goes out unless `waitUntil` keeps the invocation alive for the rest.
  */
 async function giveUp(lock: Lock, waitUntil: IdempotentRequest<unknown>["waitUntil"]) {
-  const settled = releaseSettled(lock).catch(() => undefined);
+  const settled = lock.release({ settled: true }).catch(() => undefined);
   if (waitUntil === undefined) {
     await settled;
     return;

@@ -15,11 +15,12 @@ import type { KeySet } from "./keyset";
 import { judge, look, type Verdict } from "./look";
 import type { ResolvedCall } from "./options";
 import { Pacing } from "./pacing";
-import type { LocalHold, LocalLine, NextRound, Ticket } from "./queue";
+import type { LineSpot, LocalHold, LocalLine, NextRound } from "./queue";
 import { RoomSeat } from "./room";
+import type { RoundSpec, RoundTerms } from "./spec";
 import { newToken } from "./timing";
 import { afterAttempts } from "./tried";
-import { type Handed, waitTurn } from "./turn";
+import { type HandedRound, waitTurn } from "./turn";
 
 /** A successful acquisition, before it is wrapped in a `Lock`. */
 export interface Grant {
@@ -48,26 +49,30 @@ export interface Grant {
   readonly local: LocalHold;
 }
 
+/** A round judged granted (see {@link grantOf}). */
+export interface Won {
+  readonly round: Round<number>;
+  readonly verdict: Pick<Verdict, "fence" | "outcomes">;
+  /** The round's token, TTL and request timeout. */
+  readonly terms: RoundTerms;
+  /** The lease asked for (the TTL may be less: capped by the budget). */
+  readonly lease: number;
+}
+
 /**
  * The grant of a round judged granted (acquire's, a hand-over's or resume's): validity counted from
- * the round's start (docs/SAFETY.md E2), and held in its line before anyone leaves it.
+ * the round's start (docs/SAFETY.md §3, E2), and held in its line before anyone leaves it.
  *
  * @example
- * if (verdict.granted) return grantOf(core, target, round, verdict, next, lease);
+ * if (verdict.granted) return grantOf(core, target, { round, verdict, terms: next, lease });
  */
-export function grantOf(
-  core: LockCore,
-  target: KeySet,
-  round: Round<number>,
-  verdict: Pick<Verdict, "fence" | "outcomes">,
-  next: Pick<NextRound, "token" | "ttl" | "timeoutMs">,
-  lease: number,
-): Grant {
+export function grantOf(core: LockCore, target: KeySet, won: Won): Grant {
   const keys = core.keys(target.keys);
-  const { token, ttl, timeoutMs } = next;
+  const { round, verdict, terms, lease } = won;
+  const { token, ttl, timeoutMs } = terms;
   const validUntil = round.startedAt + ttl - drift(ttl, core.options.driftFactor);
   // Counted as held before leaving the line, so the next in line waits for its end.
-  const local = core.lines.of(core.lineOf(keys)).hold(validUntil);
+  const local = core.lines.of(core.lineKey(keys)).hold(validUntil);
   const { fence, outcomes } = verdict;
   const holds = holdsOf(round);
   return {
@@ -86,10 +91,10 @@ export function grantOf(
 }
 
 /**
- * The acquire loop (DESIGN §3, docs/SAFETY.md §3): fresh token per round, one acquire round on
- * all nodes (or a probe), a fence raise when fencing on N > 1, validity check; on failure release
- * everywhere that may have granted, then wait and retry within `wait` and the budget. Waiting
- * combines three strategies, each its own unit:
+ * The acquire loop (docs/SAFETY.md §3, "acquire round, probe"): fresh token per round, one acquire
+ * round on all nodes (or a probe), a fence raise when fencing on N > 1, validity check; on failure
+ * discard the token everywhere it may have been placed, then wait and retry within `wait` and the
+ * budget. Waiting combines three strategies, each its own unit:
  *
  * - the local line ({@link waitTurn}): callers of one `Locks` instance line up per key; only the
  *   first asks the nodes, nobody asks while one of them holds the key, and a release hands the key
@@ -126,7 +131,7 @@ export async function acquireLoop(
   // Longest a live first waiter goes without a sign of life: a retry sleep plus a look (probe,
   // round, fence raise, cleanup: a request timeout each).
   const patience = options.retryDelayMax + 4 * core.timeoutFor(lease);
-  const seat = new RoomSeat(core, call, keys, began, lineUntil);
+  const seat = new RoomSeat(core, call, keys, { began, until: lineUntil });
   const pacing = new Pacing(core, keys);
   let lastError: LockError | undefined;
   let lastWhy: string | undefined;
@@ -137,28 +142,29 @@ export async function acquireLoop(
   const giveUp = (error: LockError): LockError =>
     looks > 1 ? afterAttempts(error, looks, performance.now() - began) : error;
   let line: LocalLine | undefined;
-  let ticket: Ticket | undefined;
+  let spot: LineSpot | undefined;
   // The round this caller runs next, sized now (a handover sizes it when the release runs).
   const sizeNext = (): NextRound | undefined => {
     const ttl = budget === undefined ? lease : budget.ttl(lease);
-    if (budget !== undefined && budgetShortfall(core, budget, ttl, roundCost + n) !== undefined) {
+    const needs = { ttl, requests: roundCost + n };
+    if (budget !== undefined && budgetShortfall(core, budget, needs) !== undefined) {
       return undefined;
     }
     const timeoutMs = core.timeoutFor(ttl);
-    return { token: newToken(), ttl, timeoutMs, waiter: seat.args, entry: seat.served };
+    return { token: newToken(), ttl, timeoutMs, waiter: seat.registration, entry: seat.entry };
   };
 
   try {
     for (let attempt = 0; ; attempt++) {
-      let handed: Handed | undefined;
+      let handed: HandedRound | undefined;
       if (
         call.wait > 0 &&
-        (ticket !== undefined || core.lines.peek(core.lineOf(keys))?.idle === false)
+        (spot !== undefined || core.lines.peek(core.lineKey(keys))?.idle === false)
       ) {
-        line ??= core.lines.of(core.lineOf(keys));
-        ticket ??= line.join(patience, seat.entry?.place);
-        if (!line.isTurn(ticket)) {
-          const waited = await waitTurn(line, ticket, lineUntil, signal, sizeNext);
+        line ??= core.lines.of(core.lineKey(keys));
+        spot ??= line.join(patience, seat.entry?.place);
+        if (!line.isTurn(spot)) {
+          const waited = await waitTurn(line, spot, { until: lineUntil, signal, next: sizeNext });
           if (typeof waited === "boolean") {
             if (signal?.aborted) throw signal.reason;
             if (!waited)
@@ -172,41 +178,43 @@ export async function acquireLoop(
       let next = handed?.next;
       if (next === undefined) {
         const ttl = budget === undefined ? lease : budget.ttl(lease);
-        const shortfall =
-          budget === undefined ? undefined : budgetShortfall(core, budget, ttl, roundCost + n);
+        const needs = { ttl, requests: roundCost + n };
+        const shortfall = budget === undefined ? undefined : budgetShortfall(core, budget, needs);
         if (shortfall !== undefined) {
           if (lastError === undefined) throw shortfall;
-          throw giveUp(failureOf(core, key, lastError.outcomes, lastWhy, shortfall));
+          const last = { outcomes: lastError.outcomes, why: lastWhy };
+          throw giveUp(failureOf(core, key, last, shortfall));
         }
         next = { token: newToken(), ttl, timeoutMs: core.timeoutFor(ttl) };
       }
       const { token, ttl, timeoutMs } = next;
+      const spec: RoundSpec = { keys, token, ttl, timeoutMs, budget };
       const round = await (handed?.round ??
-        look(core, keys, token, ttl, timeoutMs, budget, pacing.probeAt, seat.args));
-      const verdict = await judge(core, keys, round, token, ttl, timeoutMs, budget);
+        look(core, { ...spec, waiter: seat.registration }, pacing.probeAt));
+      const verdict = await judge(core, round, spec);
       looks++;
       const { outcomes, why, durationMs, busy } = verdict;
       if (signal?.aborted) {
         // The caller gave up while this round ran: undo whatever it granted.
-        await cleanup(core, round, keys, token, timeoutMs, budget, { ttl });
+        await cleanup(core, round, spec);
         throw signal.reason;
       }
       if (verdict.granted) {
         pacing.granted();
-        seat.granted(keys, round, timeoutMs, budget);
+        seat.granted(round, spec);
         core.emit({ type: "acquire", key, attempt, result: "granted", durationMs, outcomes });
-        return grantOf(core, target, round, verdict, next, lease);
+        return grantOf(core, target, { round, verdict, terms: next, lease });
       }
       if (busy) seat.refused(round, outcomes);
       const result =
         why === undefined && busy ? "busy" : verdict.invalid ? "invalid" : "unavailable";
       core.emit({ type: "acquire", key, attempt, result, durationMs, outcomes });
-      await cleanup(core, round, keys, token, timeoutMs, budget, { ttl });
+      await cleanup(core, round, spec);
       if (signal?.aborted) throw signal.reason;
       const failedProbe = verdict.probed && !busy;
       if (!verdict.probed) lastRound = { outcomes, why };
       if (!failedProbe || lastError === undefined) {
-        lastError = failureOf(core, key, outcomes, why);
+        lastError = failureOf(core, key, { outcomes, why });
         lastWhy = why;
         if (verdict.probed && lastRound !== undefined && isLockBusyError(lastError)) {
           // One node's answer says nothing of a majority: report the cluster as last seen whole.
@@ -225,19 +233,19 @@ export async function acquireLoop(
       const refusal = { outcomes, error: lastError, failedProbe, busy };
       const delay = pacing.plan(refusal, waitUntil, budget, roundCost + n);
       // From the first failed look on, wait in line with the other callers of this instance.
-      line ??= core.lines.of(core.lineOf(keys));
-      ticket ??= line.join(patience, seat.entry?.place);
-      line.seen(ticket);
+      line ??= core.lines.of(core.lineKey(keys));
+      spot ??= line.join(patience, seat.entry?.place);
+      line.seen(spot);
       // Callers waiting in line behind this one report the cluster, not a probe's one node.
       line.last =
         verdict.probed && lastRound !== undefined
           ? lastRound
           : { outcomes: lastError.outcomes, why: lastWhy };
-      await pacing.pause(line, ticket, delay, signal, seat.entry?.member);
+      await pacing.pause(line, spot, { delay, signal, member: seat.entry?.member });
       if (signal?.aborted) throw signal.reason;
     }
   } finally {
-    if (ticket !== undefined) line?.leave(ticket);
+    if (spot !== undefined) line?.leave(spot);
     pacing.close();
     seat.stopped(keys);
   }

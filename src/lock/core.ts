@@ -18,20 +18,19 @@ import {
   RECORD,
   RELEASE,
   RESUME,
+  scriptKeys,
+  tombstoneKey,
 } from "../scripts";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
 import { FENCE_SUFFIX, WAIT_SUFFIX } from "./keyset";
 import type { ResolvedOptions } from "./options";
 import { ReleaseOrder, type ReleaseWait } from "./order";
 import { LocalLines } from "./queue";
+import type { AcquireSpec, GrantSpec, Keys, RoundSpec } from "./spec";
 import type { LockEvent } from "./types";
 import { WakeChannels } from "./wake";
 
-/**
- * A lock's keys as the scripts take them: per lock key (sorted) the key, its fence counter key and
- * its wait room key, one triple after another (see `src/scripts/lua.ts`).
- */
-export type Keys = readonly string[];
+export type { Keys } from "./spec";
 
 const isOk = (status: NodeStatus): boolean => status === "ok";
 /** For release: any answer means our token is gone from that node. */
@@ -81,8 +80,8 @@ export class LockCore {
   readonly order: ReleaseOrder;
   /** Grants held and callers waiting, per lock key, within this instance. */
   readonly lines = new LocalLines();
-  /** Wake-up subscriptions to wait rooms, shared by this instance's callers. */
-  readonly wake = new WakeChannels();
+  /** Wake-up subscriptions to wait rooms (the `wake` option), shared by this instance's callers. */
+  readonly channels = new WakeChannels();
   /** Nodes whose last answer rejected the token (see `#watched`). */
   readonly #rejecting = new Set<number>();
 
@@ -94,43 +93,29 @@ export class LockCore {
 
   /** The script keys of a lock on `key` (one key, or several already sorted: see `checkKeys`). */
   keys(key: string | readonly string[]): Keys {
-    return (typeof key === "string" ? [key] : key).flatMap((k) => {
-      const lockKey = `${this.options.prefix}${k}`;
-      return [lockKey, `${lockKey}${FENCE_SUFFIX}`, `${lockKey}${WAIT_SUFFIX}`];
+    return (typeof key === "string" ? [key] : key).map((k) => {
+      const lock = `${this.options.prefix}${k}`;
+      return { lock, fence: `${lock}${FENCE_SUFFIX}`, room: `${lock}${WAIT_SUFFIX}` };
     });
   }
 
   /**
-   * The local line of a lock on `keys`: one per set of keys (the release order is per key:
-   * `lockKeysOf`). Callers of this instance on overlapping but different sets stand in different
-   * lines, and the nodes decide between them; a handover only ever goes to a caller for the very
-   * same keys.
+   * The key of the local line of a lock on `keys` in {@link lines}: one line per set of keys (the
+   * release order is per key: `lockKeysOf`). Callers of this instance on overlapping but
+   * different sets stand in different lines, and the nodes decide between them; a handover only
+   * ever goes to a caller for the very same keys.
    */
-  lineOf(keys: Keys): string {
+  lineKey(keys: Keys): string {
     // JSON of the lock keys: distinct sets never share a line, whatever the keys contain.
-    return JSON.stringify(keys.filter((_, i) => i % 3 === 0));
+    return JSON.stringify(this.lockKeysOf(keys));
   }
 
   /**
-   * The lock keys of a lock on `keys` (every triple's first): the release order is kept per lock
-   * key (`ReleaseOrder`), so a release of a set holds up an acquire of any of its keys.
+   * The lock keys of a lock on `keys`: the release order is kept per lock key (`ReleaseOrder`), so
+   * a release of a set holds up an acquire of any of its keys.
    */
   lockKeysOf(keys: Keys): readonly string[] {
-    return keys.filter((_, i) => i % 3 === 0);
-  }
-
-  /**
-   * The tombstone key of `token`'s round on a lock on `keys` (`<first lock key>:void:<token>`),
-   * passed after the triples to the scripts that place `token` and to DISCARD (see `TRIPLES` in
-   * `lua.ts`; docs/SAFETY.md, L3).
-   */
-  voidKey(keys: Keys, token: string): string {
-    return `${keys[0]}:void:${token}`;
-  }
-
-  /** `keys` plus the tombstone key of `token` (see {@link voidKey}). */
-  keysFor(keys: Keys, token: string): string[] {
-    return [...keys, this.voidKey(keys, token)];
+    return keys.map((k) => k.lock);
   }
 
   /**
@@ -180,7 +165,7 @@ export class LockCore {
    * it polls.
    */
   listens(keys: Keys): boolean {
-    return this.options.wake && keys.length === 3;
+    return this.options.wake && keys.length === 1;
   }
 
   /** Per-node timeout for a round granting `ttl` ms. */
@@ -202,24 +187,17 @@ export class LockCore {
 
   /**
    * Acquire round: `ok` (value = fence), `held` (pttl), or `done` (the done marker's pttl). Nodes
-   * in `known` already answered (a probe): their answer is taken as is, no request. `waiter`:
-   * the wait room registration arguments (see `waiterArgs`), if any.
+   * in `known` already answered (a probe): their answer is taken as is, no request.
+   * `spec.waiter`: the wait room registration (see `registration`), if any.
    */
   acquireRound(
-    keys: Keys,
-    token: string,
-    ttl: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
+    spec: AcquireSpec,
     known?: ReadonlyMap<number, NodeAnswer<number>>,
-    waiter: readonly string[] = [],
   ): Promise<Round<number>> {
-    const args = [token, String(ttl), this.options.fencing ? "1" : "0", ...waiter];
-    return this.#timed(timeoutMs, (signal) =>
+    return this.#timed(spec.timeoutMs, (signal) =>
       fanOut(
         this.nodes,
-        async (node) =>
-          known?.get(node.index) ?? this.acquireOn(node, keys, args, timeoutMs, budget, { signal }),
+        async (node) => known?.get(node.index) ?? this.acquireOn(node, spec, { signal }),
         { quorum: this.quorum, isFor: isOk },
       ),
     );
@@ -229,62 +207,49 @@ export class LockCore {
    * Probe: the acquire script on the node at `position` only (one request). Grants there when the
    * key is free (the caller then asks the others), else reports the holder's PTTL.
    */
-  probeRound(
-    position: number,
-    keys: Keys,
-    token: string,
-    ttl: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
-    waiter: readonly string[] = [],
-  ): Promise<Round<number>> {
-    const args = [token, String(ttl), this.options.fencing ? "1" : "0", ...waiter];
+  probeRound(position: number, spec: AcquireSpec): Promise<Round<number>> {
     const node = this.nodes[position] as RestNode;
-    const acquire = (only: RestNode) => this.acquireOn(only, keys, args, timeoutMs, budget);
+    const acquire = (only: RestNode) => this.acquireOn(only, spec);
     return this.#watched(fanOut([node], acquire, { quorum: 1, isFor: isOk }));
   }
 
   /**
-   * One node's ACQUIRE (`args`: token, ttl, fencing flag, wait room registration), sent once our
-   * releases of the key in flight there have ended, or half its timeout passed (`after`, by
-   * default read from {@link order} now). `signal`: the round's shared timeout signal, if the
-   * request goes out with the round.
+   * One node's ACQUIRE of `spec.token` for `spec.ttl` (with the wait room registration, if any),
+   * sent once our releases of the key in flight there have ended, or half its timeout passed
+   * (`after`, by default read from {@link order} now). `signal`: the round's shared timeout
+   * signal, if the request goes out with the round.
    */
   async acquireOn(
     node: RestNode,
-    keys: Keys,
-    args: string[],
-    timeoutMs: number,
-    budget: Budget | undefined,
+    spec: AcquireSpec,
     sending: { signal?: AbortSignal | undefined; after?: ReleaseWait | undefined } = {},
   ): Promise<NodeAnswer<number>> {
+    const { keys, token, ttl, timeoutMs, budget, waiter } = spec;
     const after =
       "after" in sending ? sending.after : this.order.after(node.index, this.lockKeysOf(keys));
     const options = { timeoutMs, budget, spare: this.nodes.length, after, signal: sending.signal };
-    const reply = await evalScript(node, ACQUIRE, this.keysFor(keys, args[0] ?? ""), args, options);
+    const args = ACQUIRE.args({ token, ttl, fencing: this.options.fencing, waiter });
+    // The token's tombstone: a request of a round already cleaned up places nothing.
+    const withVoid = scriptKeys(keys, tombstoneKey(keys, token));
+    const reply = await evalScript(node, ACQUIRE, withVoid, args, options);
     return acquireAnswer(reply, this.options.fencing);
   }
 
   /**
    * Fence raise on `nodes`: counters go up to at least `fence`; needs a majority of all nodes
-   * where the raise counts (`ok`: the key held `token` or was absent; `held` otherwise, where a
-   * grant of another holder may already have drawn its fence below ours: docs/SAFETY.md, F2).
+   * where the raise counts (`ok`: the key held `spec.token` or was absent; `held` otherwise, where
+   * a grant of another holder may already have drawn its fence below ours: docs/SAFETY.md §5, F2).
    */
-  raiseRound(
-    nodes: readonly RestNode[],
-    keys: Keys,
-    fence: number,
-    token: string,
-    timeoutMs: number,
-    budget: Budget | undefined,
-  ): Promise<Round<number>> {
-    const args = [String(fence), token];
+  raiseRound(nodes: readonly RestNode[], spec: GrantSpec, fence: number): Promise<Round<number>> {
+    const { keys, token, timeoutMs, budget } = spec;
+    const flat = scriptKeys(keys);
+    const args = FENCE_RAISE.args({ fence, token });
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         async (node) => {
           const options = { timeoutMs, budget, signal };
-          const { counts, counter } = await evalScript(node, FENCE_RAISE, keys, args, options);
+          const { counts, counter } = await evalScript(node, FENCE_RAISE, flat, args, options);
           return { status: counts ? "ok" : "held", value: counter, fence: counter };
         },
         { quorum: this.quorum, isFor: isOk },
@@ -297,15 +262,10 @@ export class LockCore {
    * per `holds`: no request), `held` taken over. A node whose acquire is still in flight is
    * extended once that acquire answered.
    */
-  extendRound(
-    keys: Keys,
-    token: string,
-    ttl: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
-    holds: Holds,
-  ): Promise<Round<CasReply>> {
-    const args = [token, String(ttl)];
+  extendRound(spec: RoundSpec, holds: Holds): Promise<Round<CasReply>> {
+    const { keys, token, ttl, timeoutMs, budget } = spec;
+    const flat = scriptKeys(keys);
+    const args = EXTEND.args({ token, ttl });
     const spare = this.nodes.length;
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
@@ -316,7 +276,7 @@ export class LockCore {
           // Sent later than the round's start: a timer of its own.
           const shared = hold === true ? signal : undefined;
           const options = { timeoutMs, budget, spare, signal: shared };
-          const reply = await evalScript(node, EXTEND, keys, args, options);
+          const reply = await evalScript(node, EXTEND, flat, args, options);
           return { status: casStatus(reply), value: reply };
         },
         { quorum: this.quorum, isFor: isOk },
@@ -325,24 +285,21 @@ export class LockCore {
   }
 
   /**
-   * Resume round (a ticket): on every node, swap the ticket's token for `token` where it is still
-   * there, never shortening its expiry, and with fencing increment the fence counter (see
+   * Resume round (a ticket): on every node, swap the ticket's token for `spec.token` where it is
+   * still there, never shortening its expiry, and with fencing increment the fence counter (see
    * `RESUME_LUA`). Values and `fence` are the counters, as in an acquire round, so `judge` decides
    * it like one: fence raise on N > 1, validity from the round's start. `seen.undone` is set when
    * a node holds the ticket's record of failed resumes (one of them may still hold its token).
    */
   resumeRound(
-    keys: Keys,
+    spec: RoundSpec,
     ticketToken: string,
-    token: string,
-    ttl: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
     seen: { undone: boolean } = { undone: false },
   ): Promise<Round<number>> {
-    const args = [ticketToken, token, String(ttl), this.options.fencing ? "1" : "0"];
+    const { keys, token, ttl, timeoutMs, budget } = spec;
+    const args = RESUME.args({ ticketToken, token, ttl, fencing: this.options.fencing });
     // The ticket's record of failed resumes (where their undo writes their tombstones).
-    const withVoid = this.keysFor(keys, ticketToken);
+    const withVoid = scriptKeys(keys, tombstoneKey(keys, ticketToken));
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
@@ -362,7 +319,7 @@ export class LockCore {
   /**
    * Release round: compare-and-DEL on `scope.nodes` (default: all). Decided once a majority
    * answered (`ok` deleted, `absent`, `held`), so a slow minority does not slow it; or, with
-   * `waitAll`, once every node answered (cleanup after a failed acquire). `wake`: the release
+   * `waitAll`, once every node answered (cleanup after a failed acquire). `serveRoom`: the release
    * serves the key's wait room (RELEASE's `SERVE_ROOM`: a reservation for the first live listener,
    * or for a waiter placed before `before`, the place of this instance's next waiter); a release,
    * not a cleanup, which frees a minority only.
@@ -373,33 +330,31 @@ export class LockCore {
    * the acquire would then leave an orphaned grant for its whole TTL.
    */
   releaseRound(
-    keys: Keys,
-    token: string,
-    timeoutMs: number,
-    budget: Budget | undefined,
+    spec: GrantSpec,
     scope: {
       nodes?: readonly RestNode[];
       holds?: Holds;
       waitAll?: boolean;
-      wake?: boolean;
+      serveRoom?: boolean;
       before?: number | undefined;
-      /** A one-shot run's counter lifetime (RELEASE ARGV[5]); sent with `wake` only. */
+      /** A one-shot run's counter lifetime (RELEASE ARGV[5]); sent with `serveRoom` only. */
       counterMs?: number | undefined;
     } = {},
   ): Promise<Round<CasReply>> {
-    const { nodes = this.nodes, holds, waitAll = false, wake = false, before, counterMs } = scope;
-    const args = wake ? [token, String(Date.now()), String(reservationFor(timeoutMs))] : [token];
-    if (wake && before !== undefined) args.push(String(before));
-    if (wake && counterMs !== undefined) {
-      if (before === undefined) args.push("");
-      args.push(String(counterMs));
-    }
+    const { keys, token, timeoutMs, budget } = spec;
+    const { nodes = this.nodes, holds, waitAll = false, serveRoom = false } = scope;
+    const { before, counterMs } = scope;
+    const serve = serveRoom
+      ? { now: Date.now(), listenMs: reservationFor(timeoutMs), before, counterMs }
+      : undefined;
+    const flat = scriptKeys(keys);
+    const args = RELEASE.args({ token, serve });
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         (node) =>
-          this.#whereHeld(node, keys, holds, timeoutMs, signal, (shared) =>
-            this.#release(node, keys, args, timeoutMs, budget, shared),
+          this.#whereHeld(node, { keys, holds, timeoutMs, signal }, (shared) =>
+            this.#release(node, flat, args, { timeoutMs, budget, signal: shared }),
           ),
         { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll },
       ),
@@ -410,16 +365,20 @@ export class LockCore {
    * Send what ends a grant on one node, only where the grant's token may be (`holds`): nothing
    * where it never was, and after that node's acquire answered (a request of ours landing first
    * would find nothing). Our later acquires on these keys and this node wait for it (its worst
-   * case: waiting for the acquire there, then the request itself).
+   * case: waiting for the acquire there, then the request itself). `signal`: the round's shared
+   * timeout signal, passed to `send` only when the request goes out at once.
    */
   async #whereHeld(
     node: RestNode,
-    keys: Keys,
-    holds: Holds | undefined,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
+    round: {
+      keys: Keys;
+      holds: Holds | undefined;
+      timeoutMs: number;
+      signal: AbortSignal | undefined;
+    },
     send: (signal: AbortSignal | undefined) => Promise<NodeAnswer<CasReply>>,
   ): Promise<NodeAnswer<CasReply>> {
+    const { keys, holds, timeoutMs, signal } = round;
     const hold = holds?.[node.index] ?? true;
     if (hold === false) return NOT_THERE;
     const ended = this.order.track(node.index, this.lockKeysOf(keys), 2 * timeoutMs);
@@ -432,20 +391,18 @@ export class LockCore {
     }
   }
 
-  /** One node's compare-and-DEL (`args`: token, and to serve the room: epoch ms, ms, place). */
+  /** One node's compare-and-DEL (`keys` and `args`: RELEASE's, built once per round). */
   async #release(
     node: RestNode,
-    keys: Keys,
+    keys: readonly string[],
     args: string[],
-    timeoutMs: number,
-    budget: Budget | undefined,
-    signal: AbortSignal | undefined,
+    sending: { timeoutMs: number; budget: Budget | undefined; signal: AbortSignal | undefined },
   ): Promise<NodeAnswer<CasReply>> {
     let resent = false;
     const onRetry = () => {
       resent = true;
     };
-    const options = { timeoutMs, budget, onRetry, signal };
+    const options = { ...sending, onRetry };
     const reply = await evalScript(node, RELEASE, keys, args, options);
     // "Absent" right after re-sending a request whose connection broke most likely means the
     // first attempt deleted it: report the deletion.
@@ -454,30 +411,28 @@ export class LockCore {
   }
 
   /**
-   * Discard round: the cleanup of a failed round (acquire, hand-over) or the undo of a failed
-   * resume (`restore`: the ticket's token, put back where our fresh token is). On every node of
-   * `scope.nodes` that `scope.holds` says may hold `token` (after its request answered, as for a
-   * release), DISCARD deletes `token` where it is (or puts `restore` back) and writes the token's
-   * tombstone for `ttl` ms, so a request of the round that runs later places nothing
-   * (docs/SAFETY.md, L3). Decided once every node answered or failed; `ok` where the token was.
+   * Discard round: the cleanup of a failed round `spec` (acquire, hand-over) or the undo of a
+   * failed resume (`restore`: the ticket's token, put back where our fresh token is). On every
+   * node of `scope.nodes` that `scope.holds` says may hold `spec.token` (after its request
+   * answered, as for a release), DISCARD deletes the token where it is (or puts `restore` back)
+   * and writes its tombstone for the round's `ttl`, so a request of the round that runs later
+   * places nothing (docs/SAFETY.md §2, L3). Decided once every node answered or failed; `ok`
+   * where the token was.
    */
   discardRound(
-    keys: Keys,
-    token: string,
-    ttl: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
+    spec: RoundSpec,
     scope: { nodes: readonly RestNode[]; holds?: Holds; restore?: string | undefined },
   ): Promise<Round<CasReply>> {
+    const { keys, token, ttl, timeoutMs, budget } = spec;
     const { nodes, holds, restore } = scope;
-    const args = restore === undefined ? [token, String(ttl)] : [token, String(ttl), restore];
+    const args = DISCARD.args({ token, keepMs: ttl, restore });
     // A resume's undo records `token` in the ticket's record of failed resumes (`RESUME_LUA`).
-    const withVoid = this.keysFor(keys, restore ?? token);
+    const withVoid = scriptKeys(keys, tombstoneKey(keys, restore ?? token));
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         (node) =>
-          this.#whereHeld(node, keys, holds, timeoutMs, signal, async (shared) => {
+          this.#whereHeld(node, { keys, holds, timeoutMs, signal }, async (shared) => {
             const options = { timeoutMs, budget, signal: shared };
             const reply = await evalScript(node, DISCARD, withVoid, args, options);
             return { status: casStatus(reply), value: reply };
@@ -488,7 +443,8 @@ export class LockCore {
   }
 
   /**
-   * Complete round (`once()`): turn our grant into a done marker kept `retention` ms. `ok` written
+   * Complete round (`once()`): turn our grant into a done marker kept `retention` ms (with
+   * `record` kept in it, for the idempotency layer). `ok` written
    * (the key held our token or was absent), `done` already recorded, `held` someone else holds the
    * key (left alone). Decided once a majority wrote or found the marker. Sent to every node at
    * once, even where our acquire is still in flight: COMPLETE writes the marker on an absent key
@@ -496,21 +452,19 @@ export class LockCore {
    * matter (unlike a release, which an acquire landing later would undo).
    */
   completeRound(
-    keys: Keys,
-    token: string,
+    spec: GrantSpec,
     retention: number,
-    timeoutMs: number,
-    budget: Budget | undefined,
     record?: string,
   ): Promise<Round<CompleteReply>> {
-    const args =
-      record === undefined ? [token, String(retention)] : [token, String(retention), record];
+    const { keys, token, timeoutMs, budget } = spec;
+    const flat = scriptKeys(keys);
+    const args = COMPLETE.args({ token, retentionMs: retention, record });
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
           const options = { timeoutMs, budget, signal };
-          const reply = await evalScript(node, COMPLETE, keys, args, options);
+          const reply = await evalScript(node, COMPLETE, flat, args, options);
           const status = reply === 1 ? "ok" : reply === 2 ? "done" : "held";
           return { status, value: reply };
         },
@@ -525,11 +479,13 @@ export class LockCore {
    * a record written on a minority only is still found. Others report `held` (pttl) or `absent`.
    */
   recordRound(keys: Keys, timeoutMs: number, budget: Budget | undefined): Promise<Round<string>> {
+    const flat = scriptKeys(keys);
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
-          const reply = await evalScript(node, RECORD, keys, [], { timeoutMs, budget, signal });
+          const options = { timeoutMs, budget, signal };
+          const reply = await evalScript(node, RECORD, flat, RECORD.args({}), options);
           if (reply.kind === "absent") return { status: "absent" };
           if (reply.kind === "held") return { status: "held", pttl: reply.pttl };
           return { status: "done", pttl: reply.pttl, value: reply.record };
@@ -544,10 +500,11 @@ export class LockCore {
    * (a done marker, with its pttl) or `absent`; fence counter.
    */
   inspectRound(keys: Keys, timeoutMs: number): Promise<Round<number>> {
+    const flat = scriptKeys(keys);
     return fanOut(
       this.nodes,
       async (node) => {
-        const reply = await evalScript(node, INSPECT, keys, [], { timeoutMs });
+        const reply = await evalScript(node, INSPECT, flat, INSPECT.args({}), { timeoutMs });
         const { pttl, fence, kind } = reply;
         if (pttl === -2) return { status: "absent", fence, value: fence };
         const status = kind === "done" ? "done" : "held";
@@ -559,29 +516,32 @@ export class LockCore {
   }
 
   /**
-   * Remove waiter `member` from the key's wait room on `nodes`, in the background (a stale entry
-   * only costs a reservation that nobody takes). Sent only while the budget keeps N requests to
-   * spare (a release of another lock of the invocation may need them).
+   * Remove waiter `member` from the wait rooms of `on.keys` on `nodes`, in the background (a stale
+   * entry only costs a reservation that nobody takes). Sent only while the budget keeps N
+   * requests to spare (a release of another lock of the invocation may need them).
    */
   leave(
     nodes: readonly RestNode[],
-    keys: Keys,
     member: string,
-    timeoutMs: number,
-    budget?: Budget,
-  ) {
+    on: Pick<RoundSpec, "keys" | "timeoutMs" | "budget">,
+  ): void {
+    const { keys, timeoutMs, budget } = on;
+    const flat = scriptKeys(keys);
+    const args = LEAVE.args({ member });
     for (const node of nodes) {
       if (budget !== undefined && budget.remainingSubrequests() <= this.nodes.length) return;
-      void evalScript(node, LEAVE, keys, [member], { timeoutMs, budget }).catch(() => {});
+      void evalScript(node, LEAVE, flat, args, { timeoutMs, budget }).catch(() => {});
     }
   }
 
   /** Unconditional DEL of the lock key on every node. */
   forceReleaseRound(keys: Keys, timeoutMs: number): Promise<Round<number>> {
+    const flat = scriptKeys(keys);
     return fanOut(
       this.nodes,
       async (node) => {
-        const deleted = await evalScript(node, FORCE_RELEASE, keys, [], { timeoutMs });
+        const args = FORCE_RELEASE.args({});
+        const deleted = await evalScript(node, FORCE_RELEASE, flat, args, { timeoutMs });
         return { status: deleted === 1 ? "ok" : "absent", value: deleted };
       },
       { quorum: this.quorum, isFor: answered, waitAll: true },

@@ -12,9 +12,20 @@ import {
 } from "../errors";
 import type { Round } from "../quorum";
 import { bestValidity, freeAfter } from "../quorum";
-import type { Keys, LockCore } from "./core";
+import type { LockCore } from "./core";
 import { holdsOf } from "./holds";
-import type { LocalLine } from "./queue";
+import type { LastLook, LocalLine } from "./queue";
+import type { RoundSpec } from "./spec";
+
+/** What one more round needs of a budget (see {@link budgetShortfall}). */
+export interface RoundNeeds {
+  /** The lease the round would grant, in ms. */
+  readonly ttl: number;
+  /** Subrequests to keep: the round's cost plus N for the release. */
+  readonly requests: number;
+  /** Ms to leave for the work (default: the budget's own reserve). */
+  readonly reserve?: number;
+}
 
 /**
  * Why the budget cannot cover one more round, or `undefined` when it can. A round is only worth
@@ -23,13 +34,15 @@ import type { LocalLine } from "./queue";
  * signal aborts at the deadline; the TTL must allow `minValidity`; and `requests` subrequests
  * must be left (a round's cost plus N for the release). Without this, `budget.within(10)` would
  * grant a lock whose signal aborts before any work could start.
+ *
+ * @example
+ * const shortfall = budgetShortfall(core, budget, { ttl, requests: roundCost + n });
+ * if (shortfall !== undefined) throw shortfall;
  */
 export function budgetShortfall(
   core: LockCore,
   budget: Budget,
-  ttl: number,
-  requests: number,
-  reserve: number = budget.reserve,
+  { ttl, requests, reserve = budget.reserve }: RoundNeeds,
 ): BudgetExhaustedError | undefined {
   const remaining = budget.remaining();
   const left = budget.remainingSubrequests();
@@ -50,46 +63,34 @@ export function budgetShortfall(
     : new BudgetExhaustedError(`budget exhausted: ${why}`, remaining, left);
 }
 
-/** How a failed round is cleaned up (see {@link cleanup}). */
-export interface CleanupOptions {
-  /** The round's TTL: how long the token's tombstone is kept. */
-  readonly ttl: number;
-  /**
-   * A failed resume's undo: the ticket's token, put back wherever the round's fresh token is
-   * (instead of deleting it), and every node's answer awaited.
-   */
-  readonly restore?: string | undefined;
-}
-
 /**
  * Discard a failed round's token on every node that may have placed it (timeouts and errors
  * included): DISCARD deletes it where it is (a resume's undo puts the ticket's token back) and
  * leaves a tombstone for the round's TTL, so a request of the round that runs there later — it
  * timed out on the client and the server ran it afterwards, or it was re-sent — places nothing
- * (docs/SAFETY.md, L3). Without the tombstone such a late request placed the token after its
- * cleanup and blocked the key, held by nobody, for the whole TTL.
+ * (docs/SAFETY.md §2, L3); it lives for the round's TTL (`spec.ttl`). Without the tombstone such
+ * a late request would place the token after its cleanup and block the key, held by nobody, for
+ * the whole TTL.
  *
  * Only the nodes that granted are awaited: they just answered, so it is quick, and it must land
  * before the next round. A node that timed out or failed is discarded in the background, and one
  * still in flight once its request answered (if it may have granted): waiting on them would let
  * one slow node slow every failed acquire. The next acquire on such a node waits for that
- * discard first (`LockCore` orders them per node and key). A resume's undo (`restore`) waits for
+ * discard first (`LockCore` orders them per node and key). A resume's undo (`restore`: the
+ * ticket's token, put back wherever the round's fresh token is instead of deleting it) waits for
  * every node, so that a redelivery of the ticket that comes after the failure finds it put back.
  * `round` may cover some nodes only (a probe).
  *
  * @returns whether every node that may hold the token answered its discard (the round's token is
  *   gone, or the ticket's token back, everywhere)
  * @example
- * await cleanup(core, round, keys, token, timeoutMs, budget, { ttl });
+ * await cleanup(core, round, spec);
  */
 export async function cleanup(
   core: LockCore,
   round: Round<number>,
-  keys: Keys,
-  token: string,
-  timeoutMs: number,
-  budget: Budget | undefined,
-  { ttl, restore }: CleanupOptions,
+  spec: RoundSpec,
+  restore?: string,
 ): Promise<boolean> {
   const holds = holdsOf(round);
   const nodeOf = (o: NodeOutcome) => core.nodes[o.index] ?? [];
@@ -103,17 +104,17 @@ export async function cleanup(
     const nodes = [...granted, ...others];
     if (nodes.length === 0) return true;
     const scope = { nodes, holds, restore };
-    return answered(await core.discardRound(keys, token, ttl, timeoutMs, budget, scope));
+    return answered(await core.discardRound(spec, scope));
   }
   let confirmed = true;
   if (others.length > 0) {
     confirmed = false;
     const scope = { nodes: others, holds };
-    void core.discardRound(keys, token, ttl, timeoutMs, budget, scope).catch(() => {});
+    void core.discardRound(spec, scope).catch(() => {});
   }
   if (granted.length > 0) {
     const scope = { nodes: granted };
-    const done = await core.discardRound(keys, token, ttl, timeoutMs, budget, scope);
+    const done = await core.discardRound(spec, scope);
     confirmed &&= answered(done);
   }
   return confirmed;
@@ -122,7 +123,8 @@ export async function cleanup(
 export const isDone = (o: NodeOutcome): boolean => o.status === "done";
 
 /**
- * The error for a failed look (docs/SAFETY.md §6, "honest failures"):
+ * The error for a failed look, from its outcomes and its own reason (`why`), if any
+ * (docs/SAFETY.md §6, "What a caller is told, and when it stops"):
  *
  * - busy whenever a node holds a done marker (a finished `once()` job keeps its key until the
  *   marker expires; `retryAfter` = the marker's PTTL);
@@ -136,8 +138,7 @@ export const isDone = (o: NodeOutcome): boolean => o.status === "done";
 export function failureOf(
   core: LockCore,
   key: string,
-  outcomes: readonly NodeOutcome[],
-  why: string | undefined,
+  { outcomes, why }: LastLook,
   cause?: unknown,
 ): LockError {
   const n = core.nodes.length;
@@ -198,5 +199,5 @@ export function unheardFailure(core: LockCore, key: string, line: LocalLine): Lo
     const left = Math.max(0, Math.ceil(line.heldUntil(now) - now));
     return new LockBusyError(key, held ? left : core.options.retryDelay, { outcomes: [] });
   }
-  return failureOf(core, key, line.last.outcomes, line.last.why);
+  return failureOf(core, key, line.last);
 }

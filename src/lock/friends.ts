@@ -7,15 +7,9 @@
  */
 
 // Done markers: `once()` and the Idempotency-Key layer end their lock with COMPLETE (a lock they
-// will complete refuses `ticket()`); and the release that resolves once every node answered or
-// timed out, which every runtime adapter ends with.
-export {
-  complete,
-  completePersistently,
-  isCompletable,
-  owesCompletion,
-  releaseSettled,
-} from "./handle";
+// will complete refuses `ticket()`). The release every runtime adapter ends with is public:
+// `lock.release({ settled: true })`.
+export { complete, completePersistently, isCompletable, owesCompletion } from "./handle";
 // The key rules of `createLocks`: the CLI checks the keys it is given the same way.
 export { checkKey } from "./keyset";
 // The manager's core (its nodes and resolved options), for a layer that runs its own rounds.

@@ -1,6 +1,7 @@
 import type { Budget } from "../budget";
 import {
   ConfigurationError,
+  checkKnown,
   configurationFault,
   describeNodes,
   type LockEnd,
@@ -18,9 +19,10 @@ import type { Grant } from "./acquire";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import { handoverRound } from "./handover";
+import { Life, type Phase } from "./life";
 import { MAX_LEASE } from "./options";
 import { random, sleep, unref } from "./timing";
-import type { ExtendResult, Lock, LockTicket, ReleaseResult } from "./types";
+import type { ExtendResult, Lock, LockTicket, ReleaseOptions, ReleaseResult } from "./types";
 
 /**
  * The key of the handle's `await using` disposer. Node ≥ 20.5, workerd, Bun and Deno define
@@ -31,8 +33,15 @@ const asyncDispose: typeof Symbol.asyncDispose =
   // biome-ignore lint/suspicious/noExplicitAny: the symbol may be missing at runtime
   (Symbol as any).asyncDispose ?? Symbol.for("Symbol.asyncDispose");
 
-/** `handed`: turned into a ticket (`ticket()`); another invocation holds the lock from there. */
-type State = "held" | "lost" | "released" | "handed";
+/**
+ * The handle's door for the wrappers that end a lock with a done marker (`once()`, scheduled
+ * dedupe, the Idempotency-Key layer). Beyond the {@link Lock} interface, other rooms reach a
+ * handle only through the functions at the end of this file — {@link complete},
+ * {@link completePersistently}, {@link owesCompletion}, {@link isCompletable} — which call the two
+ * methods keyed by these symbols. The symbols stay in this module, so nothing else can.
+ */
+const completeDoor = Symbol("complete");
+const oweDoor = Symbol("owe completion");
 
 /**
  * Result of {@link complete}: `recorded` when a majority of nodes hold the done marker (written
@@ -43,29 +52,23 @@ export interface CompleteResult {
   readonly outcomes: readonly NodeOutcome[];
 }
 
-/** Set by the class's static block: the one way in to a handle's private completion. */
-let completeHandle: (
-  handle: LockHandle,
-  retention: number,
-  record: string | undefined,
-  persist?: boolean,
-) => Promise<CompleteResult>;
-/** Every node's answer to a handle's release (set in the class's static block). */
-let releaseSettledOf: (handle: LockHandle) => Promise<unknown>;
-/** Set by the class's static block: see {@link owesCompletion}. */
-let markOwed: (handle: LockHandle, owed: Owed) => void;
-
 /** A wrapper that ends the lock with {@link complete}, and its marker's retention (ms). */
 interface Owed {
   readonly wrapper: string;
   readonly retention: number;
 }
 
+const ignore = (): void => undefined;
+
 /**
  * A held lock (see {@link Lock}). Keeps its validity end on the monotonic clock, arms a timer that
  * aborts `signal` shortly before the validity or the budget's deadline ends, and, with
  * `autoExtend`, extends itself after a third to a half of the validity (early enough that a
  * timed-out attempt can be retried before the abort).
+ *
+ * Its life is the state machine of `life.ts`: `held`, then one of `lost`, `released`,
+ * `completed`, `handed`, each step taken by one method below (`#lose`, `#releaseOnce`,
+ * `#completeOnce`, `#ticketOnce`) and checked against the table there.
  */
 export class LockHandle implements Lock {
   readonly key: string;
@@ -76,39 +79,34 @@ export class LockHandle implements Lock {
   readonly #grant: Grant;
   readonly #budget: Budget | undefined;
   readonly #autoExtend: boolean;
+  /** Where this handle is in its life; every change goes through `#life.take()`. */
+  readonly #life = new Life();
   /** Created on first use of `signal` (most locks are released without anyone reading it). */
   #controller: AbortController | undefined;
-  #state: State = "held";
-  #lostError: LockLostError | undefined;
-  /** How the holder ended the lock (release, ticket, completion): the signal's reason then. */
-  #ended: LockEndedError | undefined;
+  /**
+   * Why the protection ended, set once by the first end: the loss that moved the handle to `lost`
+   * (what operations then throw), or how the holder ended it (release, ticket, completion). The
+   * signal's reason.
+   */
+  #why: LockLostError | LockEndedError | undefined;
   #validUntil = 0;
   #validUntilEpoch = 0;
   #lead = 0;
   #abortTimer: ReturnType<typeof setTimeout> | undefined;
   #extendTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The extension in flight: one at a time, and every ending step waits behind it. */
   #extending: Promise<ExtendResult> | undefined;
+  // The ending steps, each taken once: a second call returns the first call's promise.
   #releasing: Promise<ReleaseResult> | undefined;
-  /** Every node's answer to the release (or its timeout), once the release was sent. */
-  #releaseSettled: Promise<unknown> = Promise.resolve();
+  #completing: Promise<CompleteResult> | undefined;
+  /** Cleared when handing on failed while the lock stayed ours (the caller may retry). */
+  #ticketing: Promise<LockTicket> | undefined;
+  /** Every node's answer (or timeout) to the requests that ended the lock, once they were sent. */
+  #settled: Promise<unknown> = Promise.resolve();
   /** An extension found our token gone or taken over on a majority. */
   #gone = false;
-  #completing: Promise<CompleteResult> | undefined;
-  #ticketing: Promise<LockTicket> | undefined;
   /** Held by a wrapper that completes it (see {@link owesCompletion}). */
   #owed: Owed | undefined;
-
-  static {
-    completeHandle = (handle, retention, record, persist = false) => {
-      handle.#completing ??= handle.#completeOnce(retention, record, persist);
-      handle.#end("completed");
-      return handle.#completing;
-    };
-    releaseSettledOf = (handle) => handle.#releaseSettled;
-    markOwed = (handle, owed) => {
-      handle.#owed = owed;
-    };
-  }
 
   constructor(core: LockCore, grant: Grant, budget: Budget | undefined, autoExtend: boolean) {
     this.#core = core;
@@ -130,13 +128,15 @@ export class LockHandle implements Lock {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
       // Lost or ended before anyone asked: hand out an aborted signal with the same reason.
-      const reason = this.#lostError ?? this.#ended;
-      if (reason !== undefined) this.#controller.abort(reason);
+      if (this.#why !== undefined) this.#controller.abort(this.#why);
     }
     return this.#controller.signal;
   }
 
-  /** Record a new validity end; re-arm the abort timer and the next auto-extension. */
+  /**
+   * Record a new validity end; re-arm the abort timer and the next auto-extension (docs/SAFETY.md
+   * §3, "validity": V = s + T − drift(T), the abort one request timeout, at most V/4, before it).
+   */
   #setValidity(validUntil: number): void {
     const now = performance.now();
     const span = validUntil - now;
@@ -173,7 +173,7 @@ export class LockHandle implements Lock {
 
   #scheduleExtension(delay: number): void {
     if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
-    if (this.#state !== "held") return;
+    if (this.#life.now() !== "held") return;
     // A lock that already lasts past the budget's deadline gains nothing from extending.
     if (this.#budget !== undefined && this.#validUntil >= this.#budget.deadline) return;
     this.#extendTimer = setTimeout(() => void this.#autoExtendNow(), Math.max(0, delay));
@@ -181,11 +181,11 @@ export class LockHandle implements Lock {
   }
 
   async #autoExtendNow(): Promise<void> {
-    if (this.#state !== "held" || this.#extending !== undefined) return;
+    if (this.#life.now() !== "held" || this.#extending !== undefined) return;
     try {
       await this.extend();
     } catch (error) {
-      if (this.#state !== "held") return;
+      if (this.#life.now() !== "held") return;
       const name = (error as Error).name;
       if (name === "BudgetExhaustedError") return; // the abort timer ends the lock in time
       // Nodes unavailable: try again while validity remains; the abort timer fires if all fail.
@@ -194,14 +194,20 @@ export class LockHandle implements Lock {
     }
   }
 
-  #lose(reason: "lost" | "validity" | "deadline", error: LockLostError): void {
-    // Released, handed on or completed: the signal already aborted then (#end), and the lock is
-    // no longer this handle's to lose — no state change, no event.
-    if (this.#state !== "held") return;
-    this.#state = "lost";
-    this.#lostError = error;
+  /** Stop the abort timer and auto-extension: the interval ended (or was lost). */
+  #stopTimers(): void {
     if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
     if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
+  }
+
+  /** Step `lose` (held → lost): the lock is no longer protected; abort `signal` with `error`. */
+  #lose(reason: "lost" | "validity" | "deadline", error: LockLostError): void {
+    // Released, handed on or completed: the signal already aborted then (#end), and the lock is
+    // no longer this handle's to lose — no step, no event.
+    if (this.#life.now() !== "held") return;
+    this.#life.take("lose");
+    this.#why = error;
+    this.#stopTimers();
     this.#controller?.abort(error);
     this.#grant.local.end();
     this.#core.emit({ type: "lost", key: this.key, reason, outcomes: error.outcomes });
@@ -209,23 +215,42 @@ export class LockHandle implements Lock {
 
   /**
    * The holder ended the lock: abort `signal` with a {@link LockEndedError} saying how (unless a
-   * loss aborted it first; a signal aborts once). Called only after the state left `held` and the
-   * release, completion or hand-off is under way, so an abort listener (user code, run
+   * loss aborted it first; a signal aborts once). Called only after the handle left `held` and the
+   * release, completion or hand-off is recorded, so an abort listener (user code, run
    * synchronously) that calls `release()`, `extend()` or `ticket()` meets the ended lock and
    * cannot change what this handle sends (docs/SAFETY.md §6c, S1).
    */
   #end(how: LockEnd): void {
-    if (this.#lostError !== undefined || this.#ended !== undefined) return;
-    this.#ended = new LockEndedError(this.key, how);
-    this.#controller?.abort(this.#ended);
+    if (this.#why !== undefined) return;
+    const ended = new LockEndedError(this.key, how);
+    this.#why = ended;
+    this.#controller?.abort(ended);
   }
 
-  async extend(lease?: number): Promise<ExtendResult> {
-    if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)) {
-      throw new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`);
-    }
-    while (this.#extending !== undefined) await this.#extending.catch(() => {});
-    const pending = this.#extendOnce(lease ?? this.#grant.lease, true);
+  /** Why an operation that needs the lock held cannot run in `phase` (not `held`). */
+  #notHeld(phase: Phase): LockLostError {
+    if (phase === "lost" && this.#why instanceof LockLostError) return this.#why;
+    if (phase === "handed") return new LockLostError(this.key, "it was handed on as a ticket");
+    return new LockLostError(this.key, "it was released");
+  }
+
+  /**
+   * Wait behind the extension in flight until none is (one that queued behind it may run next),
+   * whether it succeeded or not. Callers call it only while one is in flight, so that with none a
+   * step goes on within the call: a release's requests go out (and are recorded for this
+   * instance's next acquire) before `release()` returns.
+   */
+  async #afterExtension(): Promise<void> {
+    while (this.#extending !== undefined) await this.#extending.catch(ignore);
+  }
+
+  /**
+   * Run one extension round behind the one in flight (one at a time: each starts from the
+   * validity the previous one left), and record it so that the ending steps wait behind it.
+   */
+  async #extendInTurn(lease: number, capped: boolean): Promise<ExtendResult> {
+    if (this.#extending !== undefined) await this.#afterExtension();
+    const pending = this.#extendOnce(lease, capped);
     this.#extending = pending;
     try {
       return await pending;
@@ -234,11 +259,22 @@ export class LockHandle implements Lock {
     }
   }
 
-  /** One extension round; `capped`: the TTL is sized by the budget (not for a hand-off). */
+  extend(lease?: number): Promise<ExtendResult> {
+    if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)) {
+      return Promise.reject(
+        new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`),
+      );
+    }
+    return this.#extendInTurn(lease ?? this.#grant.lease, true);
+  }
+
+  /**
+   * One extension round (docs/SAFETY.md §3, "extend"); `capped`: the TTL is sized by the budget
+   * (not for a hand-off). A majority that no longer holds our token takes the step `lose`.
+   */
   async #extendOnce(lease: number, capped: boolean): Promise<ExtendResult> {
-    if (this.#state === "released") throw new LockLostError(this.key, "it was released");
-    if (this.#state === "lost") throw this.#lostError as LockLostError;
-    if (this.#state === "handed") throw new LockLostError(this.key, "it was handed on as a ticket");
+    const phase = this.#life.now();
+    if (phase !== "held") throw this.#notHeld(phase);
     if (performance.now() >= this.#validUntil) {
       const error = new LockLostError(this.key, "its validity ended before the extension");
       this.#lose("validity", error);
@@ -250,20 +286,24 @@ export class LockHandle implements Lock {
     const ttl = budget === undefined || !capped ? lease : budget.ttl(lease);
     // Extending needs only time left (not the reserve), N requests, and N more for the release.
     const shortfall =
-      budget === undefined ? undefined : budgetShortfall(core, budget, ttl, 2 * n, 0);
+      budget === undefined
+        ? undefined
+        : budgetShortfall(core, budget, { ttl, requests: 2 * n, reserve: 0 });
     if (shortfall !== undefined) throw shortfall;
     const { keys, token, holds } = this.#grant;
-    const round = await core.extendRound(keys, token, ttl, core.timeoutFor(ttl), budget, holds);
+    const timeoutMs = core.timeoutFor(ttl);
+    const round = await core.extendRound({ keys, token, ttl, timeoutMs, budget }, holds);
     const durationMs = performance.now() - round.startedAt;
     const { outcomes } = round;
     if (round.ok && validity(ttl, durationMs, core.options.driftFactor) > 0) {
       core.emit({ type: "extend", key: this.key, result: "extended", durationMs, outcomes });
-      // The signal aborted while this round ran: the lock stays lost (a signal never un-aborts).
-      const now = this.#state as State; // may have changed while the round ran
-      if (now === "lost") throw this.#lostError as LockLostError;
+      // The phase may have moved while the round ran. Lost: the lock stays lost (a signal never
+      // un-aborts). Ended by the holder: the new validity no longer matters.
+      const now = this.#life.now();
+      if (now === "lost") throw this.#notHeld(now);
       if (now === "held") {
         // Never earlier than before: no node shortens our expiry (EXTEND only raises it), so the
-        // old end still holds when this extension asked for less (docs/SAFETY.md, E1).
+        // old end still holds when this extension asked for less (docs/SAFETY.md §2, E1; §3 E3).
         const extended = round.startedAt + ttl - drift(ttl, core.options.driftFactor);
         this.#setValidity(Math.max(this.#validUntil, extended));
       }
@@ -297,7 +337,8 @@ export class LockHandle implements Lock {
   async ticket(options?: { readonly lease?: number | undefined }): Promise<LockTicket> {
     if (this.#owed !== undefined) {
       // The wrapper writes the done marker with this holder's token when its function returns; a
-      // resumed lock holds another token, so neither could complete it. Nothing is sent.
+      // resumed lock holds another token, so neither could complete it (docs/SAFETY.md §6d, O3).
+      // Nothing is sent.
       const { wrapper } = this.#owed;
       throw new ConfigurationError(
         "ticket",
@@ -315,25 +356,22 @@ export class LockHandle implements Lock {
     return this.#ticketing;
   }
 
+  /**
+   * Step `hand-on` (held → handed; docs/SAFETY.md §3, "ticket"): the extend step to the ticket's
+   * lease, then, if still held, the ticket.
+   */
   async #ticketOnce(lease: number): Promise<LockTicket> {
     try {
       // Outlive this invocation: the full lease, not capped by the budget (that is the point).
-      while (this.#extending !== undefined) await this.#extending.catch(() => {});
-      const pending = this.#extendOnce(lease, false);
-      this.#extending = pending;
-      try {
-        await pending;
-      } finally {
-        if (this.#extending === pending) this.#extending = undefined;
-      }
+      await this.#extendInTurn(lease, false);
     } catch (error) {
       this.#ticketing = undefined; // still ours unless lost: the caller may release or retry
       throw error;
     }
     // Released or lost while the extension ran: there is nothing to hand on.
-    const state = this.#state as State;
-    if (state === "lost") throw this.#lostError as LockLostError;
-    if (state !== "held") throw new LockLostError(this.key, "it was released while handing on");
+    const now = this.#life.now();
+    if (now === "lost") throw this.#notHeld(now);
+    if (now !== "held") throw new LockLostError(this.key, "it was released while handing on");
     const core = this.#core;
     const { token, fence } = this.#grant;
     const ticket: LockTicket = {
@@ -347,17 +385,35 @@ export class LockHandle implements Lock {
       validUntil: this.#validUntilEpoch,
     };
     // From here the resumer owns it: no more extensions from this handle, and its waiters here
-    // may look (they find the key held until the resumer releases it).
-    this.#state = "handed";
+    // may look (they find the key held until the resumer releases it). The abort timer is left
+    // to run out: it finds the handle no longer held and does nothing.
+    this.#life.take("hand-on");
     if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
     this.#grant.local.end();
     this.#end("handed-on");
     return ticket;
   }
 
-  release(): Promise<ReleaseResult> {
+  /**
+   * Release (see {@link Lock.release}); with `settled`, resolve once every node answered the
+   * requests that ended the lock (or timed out), not at the majority that decides the result.
+   */
+  release(options?: ReleaseOptions): Promise<ReleaseResult> {
+    if (options === undefined) return this.#release();
+    let settled: boolean;
+    try {
+      settled = settledOption(options);
+    } catch (error) {
+      return Promise.reject(error); // before any step: the lock is as it was
+    }
+    return settled ? this.#releaseSettled() : this.#release();
+  }
+
+  #release(): Promise<ReleaseResult> {
     // Handed on: the resumer holds it now (with a token of its own): nothing to send.
-    if (this.#state === "handed") return Promise.resolve({ status: "handed-on", outcomes: [] });
+    if (this.#life.now() === "handed") {
+      return Promise.resolve({ status: "handed-on", outcomes: [] });
+    }
     // After completion the key holds the done marker, which a release must not (and could not,
     // RELEASE compares tokens) delete: report the completion instead of sending N requests.
     this.#releasing ??=
@@ -367,10 +423,17 @@ export class LockHandle implements Lock {
             status: recorded ? "released" : "unknown",
             outcomes,
           }));
-    // After #releasing is set (a listener's own release() gets this one) and the handle is
-    // marked released (#releaseOnce does it before its first await).
+    // After #releasing is set (a listener's own release() gets this one) and the handle took the
+    // step `release` (#releaseOnce does it before its first await).
     this.#end("released");
     return this.#releasing;
+  }
+
+  /** The release, then every node's answer to what ended the lock (each bounded by its timeout). */
+  async #releaseSettled(): Promise<ReleaseResult> {
+    const result = await this.#release();
+    await this.#settled;
+    return result;
   }
 
   /**
@@ -382,7 +445,26 @@ export class LockHandle implements Lock {
     await this.release().catch(() => undefined);
   }
 
-  /** See {@link complete}. */
+  /** The door of {@link complete}: one completion, whoever asks again. */
+  [completeDoor](
+    retention: number,
+    record: string | undefined,
+    persist: boolean,
+  ): Promise<CompleteResult> {
+    this.#completing ??= this.#completeOnce(retention, record, persist);
+    this.#end("completed");
+    return this.#completing;
+  }
+
+  /** The door of {@link owesCompletion}. */
+  [oweDoor](owed: Owed): void {
+    this.#owed = owed;
+  }
+
+  /**
+   * Step `complete` (held, lost or released → completed; docs/SAFETY.md §3, "complete"): the
+   * interval ends before COMPLETE is sent. See {@link complete}.
+   */
   async #completeOnce(
     retention: number,
     record: string | undefined,
@@ -392,18 +474,19 @@ export class LockHandle implements Lock {
     // then left alone), after that release round so the two never interleave. Read before any
     // await: a release() called from now on reports this completion (and waits for it).
     const releasing = this.#releasing;
-    this.#state = "released";
-    if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
-    if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
-    while (this.#extending !== undefined) await this.#extending.catch(() => {});
+    this.#life.take("complete");
+    this.#stopTimers();
+    if (this.#extending !== undefined) await this.#afterExtension();
     if (releasing !== undefined) await releasing;
     const { keys, token, timeoutMs } = this.#grant;
     const core = this.#core;
-    let round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
-    // persist (idempotency, SAFETY.md §6b I1): re-send until a majority holds the marker, while
-    // our token still holds the key on a majority (before the validity end), so that the claim
-    // is never given up before the record is on a majority. A re-send finding the marker leaves
-    // the first record (COMPLETE), so only the nodes that missed it change.
+    const spec = { keys, token, timeoutMs, budget: this.#budget };
+    let round = await core.completeRound(spec, retention, record);
+    this.#settled = Promise.all([this.#settled, round.settled]);
+    // persist (the idempotency layer, docs/SAFETY.md §6b I1): re-send until a majority holds the
+    // marker, while our token still holds the key on a majority (before the validity end), so
+    // that the claim is never given up before the record is on a majority. A re-send finding the
+    // marker leaves the first record (COMPLETE), so only the nodes that missed it change.
     for (let pause = core.options.retryDelay; persist && !round.ok; ) {
       // Another holder on more than N − Q nodes: no re-send can reach a majority.
       const taken = round.outcomes.filter((o) => o.status === "held").length;
@@ -413,7 +496,8 @@ export class LockHandle implements Lock {
       await sleep(Math.min(left, pause * (0.5 + random() / 2)));
       if (this.#validUntil - performance.now() - timeoutMs <= 0) break;
       pause = Math.min(2 * pause, core.options.retryDelayMax);
-      round = await core.completeRound(keys, token, retention, timeoutMs, this.#budget, record);
+      round = await core.completeRound(spec, retention, record);
+      this.#settled = Promise.all([this.#settled, round.settled]);
     }
     // A caller of this instance waiting for the key now finds the marker on a majority.
     this.#grant.local.end();
@@ -433,14 +517,17 @@ export class LockHandle implements Lock {
     );
   }
 
+  /**
+   * Step `release` (held or lost → released; docs/SAFETY.md §3, "release"): the interval ends
+   * here, before any request; then the release (or a hand-over to this instance's next caller).
+   */
   async #releaseOnce(): Promise<ReleaseResult> {
-    const held = this.#state === "held";
-    this.#state = "released";
-    if (this.#abortTimer !== undefined) clearTimeout(this.#abortTimer);
-    if (this.#extendTimer !== undefined) clearTimeout(this.#extendTimer);
-    while (this.#extending !== undefined) await this.#extending.catch(() => {});
+    const held = this.#life.now() === "held";
+    this.#life.take("release");
+    this.#stopTimers();
+    if (this.#extending !== undefined) await this.#afterExtension();
     // Still held and valid as the requests go out: our token is on a majority until then
-    // (docs/SAFETY.md, E3), so a release that a majority answered did release it, whatever a
+    // (docs/SAFETY.md §3, E3), so a release that a majority answered did release it, whatever a
     // re-sent request then found there (gone, or a reservation already taken by the waiter it
     // woke). Not after an extension found it gone (its keys were deleted behind our back).
     const valid = held && !this.#gone && performance.now() < this.#validUntil;
@@ -449,12 +536,12 @@ export class LockHandle implements Lock {
     // The first caller of this instance waiting for the key stands ready: hand the key over in
     // the same requests. Otherwise it asks on its own once woken (on each node after our release
     // there answered).
-    const line = core.lines.peek(core.lineOf(keys));
+    const line = core.lines.peek(core.lineKey(keys));
     const offer = line?.takeOffer();
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;
     if (offer !== undefined && next !== undefined) {
-      const handover = handoverRound(core, keys, token, holds, next, this.#budget);
+      const handover = handoverRound(core, { keys, token, holds, budget: this.#budget }, next);
       offer.accept(handover.acquire);
       // Resolve once the next holder's round is decided too: on Workers, what this request
       // started stops when it ends, and the next holder (another request) waits on it.
@@ -463,15 +550,15 @@ export class LockHandle implements Lock {
       // Waiters of other instances placed before our next caller are served first (the room).
       const scope = {
         holds,
-        wake: true,
+        serveRoom: true,
         before: line?.firstPlace(),
-        // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5).
+        // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5, J1).
         counterMs: this.#owed?.retention,
       };
-      releasing = core.releaseRound(keys, token, timeoutMs, this.#budget, scope);
+      releasing = core.releaseRound({ keys, token, timeoutMs, budget: this.#budget }, scope);
     }
     this.#grant.local.end();
-    this.#releaseSettled = releasing.then((r) => r.settled);
+    this.#settled = releasing.then((r) => r.settled);
     const round = await releasing;
     const { outcomes } = round;
     const status = !round.ok
@@ -485,34 +572,35 @@ export class LockHandle implements Lock {
   }
 }
 
+const RELEASE_OPTIONS: ReadonlySet<string> = new Set(["settled"]);
+
 /**
- * Release `lock` and resolve only once every node answered the release or timed out (each
- * request is bounded by the request timeout), not as soon as a majority did like
- * `lock.release()`. For runtimes that freeze or end the invocation when the handler returns
- * (Lambda, a Worker's `waitUntil`): a request still in flight then would leave the key on that
- * node until its TTL ran out. A lock not from `createLocks` is only released.
+ * `settled` of `lock.release(options)`, validated.
  *
- * @example
- * try { return await work(lock); } finally { await releaseSettled(lock); }
+ * @throws {ConfigurationError} `options` not an object, an unknown option, or `settled` not a
+ * boolean
  */
-export async function releaseSettled(lock: Lock): Promise<ReleaseResult> {
-  const result = await lock.release();
-  if (lock instanceof LockHandle) await releaseSettledOf(lock);
-  return result;
+function settledOption(options: unknown): boolean {
+  checkKnown(options, RELEASE_OPTIONS, "release()");
+  const { settled } = options as ReleaseOptions;
+  if (settled !== undefined && typeof settled !== "boolean") {
+    throw new ConfigurationError("settled", `expected a boolean, got ${typeof settled}`);
+  }
+  return settled === true;
 }
 
 /**
  * Mark `lock` as held by a wrapper that ends it with {@link complete} (`once()`, `dedupeScheduled`,
  * an Idempotency-Key request): from now on `lock.ticket()` rejects with `ConfigurationError`
- * `ticket` naming `wrapper` (the lock stays held), and a release gives the key's fence counter an
- * expiry of at least `retention` ms (docs/SAFETY.md §5, one-shot keys). A lock not from
- * `createLocks` is left alone. Internal to the wrappers.
+ * `ticket` naming `wrapper` (the lock stays held: docs/SAFETY.md §6d, O3), and a release gives the
+ * key's fence counter an expiry of at least `retention` ms (docs/SAFETY.md §5, J1). A lock not
+ * from `createLocks` is left alone. Internal to the wrappers.
  *
  * @example
  * owesCompletion(lock, "once()", 86_400_000);
  */
 export function owesCompletion(lock: Lock, wrapper: string, retention: number): void {
-  if (lock instanceof LockHandle) markOwed(lock, { wrapper, retention });
+  if (lock instanceof LockHandle) lock[oweDoor]({ wrapper, retention });
 }
 
 /** Whether {@link complete} can finish `lock` (it came from `createLocks`). */
@@ -534,13 +622,13 @@ export function complete(lock: Lock, retention: number, record?: string): Promis
   if (!(lock instanceof LockHandle)) {
     throw new ConfigurationError("lock", "expected a lock acquired through createLocks()");
   }
-  return completeHandle(lock, retention, record);
+  return lock[completeDoor](retention, record, false);
 }
 
 /**
  * {@link complete}, re-sending COMPLETE (with backoff from `retryDelay` to `retryDelayMax`) until
  * a majority holds the marker, for as long as the lock is still valid (its token is on a
- * majority: docs/SAFETY.md E2) with a request timeout to spare, and the budget allows another
+ * majority: docs/SAFETY.md §3, E2) with a request timeout to spare, and the budget allows another
  * round. The idempotency layer's record write: the claim is never given up before its record
  * is on a majority, unless that time runs out (then `recorded` is false and the token stays
  * where COMPLETE did not run, until its TTL).
@@ -557,5 +645,5 @@ export function completePersistently(
   if (!(lock instanceof LockHandle)) {
     throw new ConfigurationError("lock", "expected a lock acquired through createLocks()");
   }
-  return completeHandle(lock, retention, record, true);
+  return lock[completeDoor](retention, record, true);
 }

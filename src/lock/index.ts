@@ -28,6 +28,7 @@ export type {
   NodeOutcome,
   NodeStatus,
   RedisLike,
+  ReleaseOptions,
   ReleaseResult,
   ResumeOptions,
 } from "./types";

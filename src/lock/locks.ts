@@ -103,7 +103,7 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
     const release = (grant: Grant) => {
       const { keys, token, timeoutMs, holds } = grant;
       void core
-        .releaseRound(keys, token, timeoutMs, call.budget, { holds, wake: true })
+        .releaseRound({ keys, token, timeoutMs, budget: call.budget }, { holds, serveRoom: true })
         .catch(() => {});
       grant.local.end();
     };

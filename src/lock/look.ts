@@ -1,38 +1,33 @@
-import type { Budget } from "../budget";
 import type { NodeOutcome } from "../errors";
 import type { NodeAnswer, Round } from "../quorum";
 import { isValidGrant, validity } from "../quorum";
-import type { Keys, LockCore } from "./core";
+import type { LockCore } from "./core";
 import { isDone } from "./failure";
+import type { AcquireSpec, RoundSpec } from "./spec";
 
 /**
- * One look at the lock with `token`. Without `probeAt`, the acquire round on every node. With it,
- * the acquire script on that node first (one request): only if it granted there are the other
- * nodes asked, and the round then counts from the probe's start (the probed node's TTL runs from
- * there). A probe that did not grant comes back as a round of that one node.
+ * One look at the lock with `spec.token`. Without `probeAt`, the acquire round on every node. With
+ * it, the acquire script on that node first (one request): only if it granted there are the
+ * other nodes asked, and the round then counts from the probe's start (the probed node's TTL runs
+ * from there). A probe that did not grant comes back as a round of that one node.
  *
  * @example
- * const round = await look(core, keys, token, ttl, timeoutMs, budget, undefined, seat.args);
+ * const round = await look(core, { ...spec, waiter: seat.registration }, pacing.probeAt);
  */
 export async function look(
   core: LockCore,
-  keys: Keys,
-  token: string,
-  ttl: number,
-  timeoutMs: number,
-  budget: Budget | undefined,
+  spec: AcquireSpec,
   probeAt: number | undefined,
-  waiter: readonly string[],
 ): Promise<Round<number>> {
   if (probeAt === undefined) {
-    return core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, waiter);
+    return core.acquireRound(spec);
   }
-  const probe = await core.probeRound(probeAt, keys, token, ttl, timeoutMs, budget, waiter);
+  const probe = await core.probeRound(probeAt, spec);
   if (probe.outcomes[0]?.status !== "ok") return probe;
   const fence = probe.values.get(probeAt) ?? 0;
   const answer: NodeAnswer<number> = { status: "ok", value: fence, fence };
   const known = new Map([[probeAt, answer]]);
-  const round = await core.acquireRound(keys, token, ttl, timeoutMs, budget, known, waiter);
+  const round = await core.acquireRound(spec, known);
   return { ...round, startedAt: probe.startedAt };
 }
 
@@ -54,24 +49,22 @@ export interface Verdict {
 }
 
 /**
- * Judge a look (DESIGN §3, docs/SAFETY.md §3): a done marker on any node that answered means the
- * job of this key finished, so never grant it (its marker may be on a minority only); with
- * fencing on N > 1, raise the fence on every node and require a majority of raises that count
- * (F2); then the validity left after the round, counted from its start.
+ * Judge a look, the round `round` ran with `spec` (docs/SAFETY.md §3, "acquire round, probe"): a
+ * done marker on any node that answered means the job of this key finished, so never grant it
+ * (its marker may be on a minority only); with fencing on N > 1, raise the fence on every node
+ * and require a majority of raises that count (§5, F2); then the validity left after the round,
+ * counted from its start (§3, E2).
  *
  * @example
- * const verdict = await judge(core, keys, round, token, ttl, timeoutMs, budget);
+ * const verdict = await judge(core, round, spec);
  */
 export async function judge(
   core: LockCore,
-  keys: Keys,
   round: Round<number>,
-  token: string,
-  ttl: number,
-  timeoutMs: number,
-  budget: Budget | undefined,
+  spec: RoundSpec,
 ): Promise<Verdict> {
   const { nodes, options } = core;
+  const { ttl } = spec;
   let outcomes = round.outcomes;
   let why: string | undefined;
   let ok = round.ok && !outcomes.some(isDone);
@@ -81,7 +74,7 @@ export async function judge(
     if (nodes.length > 1) {
       // Raise every node, not only the granting ones: raising is a max (always safe), it covers a
       // granting node still in flight, and any later majority meets a majority of raised nodes.
-      const raise = await core.raiseRound(nodes, keys, fence, token, timeoutMs, budget);
+      const raise = await core.raiseRound(nodes, spec, fence);
       if (!raise.ok) {
         ok = false;
         outcomes = raise.outcomes;

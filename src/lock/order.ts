@@ -57,7 +57,7 @@ export class ReleaseOrder {
   readonly #nodes: Map<string, Set<InFlight>>[];
   /** Per node: how many keys may be tracked before the records past their worst case are swept. */
   readonly #sweepAt: number[];
-  readonly #wakes = !onWorkers();
+  readonly #notifies = !onWorkers();
 
   constructor(nodes: number) {
     this.#nodes = Array.from({ length: nodes }, () => new Map());
@@ -94,7 +94,7 @@ export class ReleaseOrder {
         inFlight?.delete(release);
         if (inFlight?.size === 0) lines.delete(lockKey);
       }
-      for (const wake of release.waiters) wake();
+      for (const notify of release.waiters) notify();
       release.waiters.clear();
     };
   }
@@ -121,7 +121,7 @@ export class ReleaseOrder {
     }
     if (pending.size === 0) return undefined;
     const waiting = [...pending];
-    return (ms) => waitFor(waiting, ms, this.#wakes);
+    return (ms) => waitFor(waiting, ms, this.#notifies);
   }
 
   /** Drop node `index`'s records past their worst case; next sweep at twice the keys left. */
@@ -136,7 +136,7 @@ export class ReleaseOrder {
 }
 
 /** Resolves once every one of `pending` ended or passed its worst case, or after `ms`. */
-function waitFor(pending: readonly InFlight[], ms: number, wakes: boolean): Promise<void> {
+function waitFor(pending: readonly InFlight[], ms: number, notified: boolean): Promise<void> {
   const deadline = performance.now() + ms;
   return new Promise<void>((resolve) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -156,10 +156,10 @@ function waitFor(pending: readonly InFlight[], ms: number, wakes: boolean): Prom
       const until = Math.min(deadline, Math.max(...left.map((r) => r.until)));
       if (timer !== undefined) clearTimeout(timer);
       // Woken by the releases themselves elsewhere; on Workers, look again on our own timer.
-      const delay = wakes ? until - now : Math.min(ORDER_POLL_MS, until - now);
+      const delay = notified ? until - now : Math.min(ORDER_POLL_MS, until - now);
       timer = setTimeout(check, Math.max(0, delay));
     }
-    if (wakes) for (const release of pending) release.waiters.add(check);
+    if (notified) for (const release of pending) release.waiters.add(check);
     check();
   });
 }

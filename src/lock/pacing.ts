@@ -1,8 +1,9 @@
 import type { Budget } from "../budget";
 import { LockBusyError, type LockError, type NodeOutcome } from "../errors";
+import type { KeyTriple } from "../scripts";
 import { Backoff } from "./backoff";
 import type { Keys, LockCore } from "./core";
-import type { LocalLine, Ticket } from "./queue";
+import type { LineSpot, LocalLine } from "./queue";
 import { random, sleep } from "./timing";
 import type { Watch } from "./wake";
 
@@ -30,7 +31,7 @@ export interface Refusal {
  * @example
  * const pacing = new Pacing(core, keys);
  * const delay = pacing.plan(refusal, waitUntil, budget, roundCost + n);
- * await pacing.pause(line, ticket, delay, signal, seat.entry?.member);
+ * await pacing.pause(line, spot, { delay, signal, member: seat.entry?.member });
  */
 export class Pacing {
   /** Node to probe at the next look; `undefined`: ask every node. */
@@ -98,18 +99,21 @@ export class Pacing {
   }
 
   /**
-   * Sleep `delay` ms, or until a grant of ours ends in `line` or (listening) a release wakes
-   * `member`; either makes the next look ask every node.
+   * Sleep `nap.delay` ms, or until a grant of ours ends in `line` or (listening) a release wakes
+   * `nap.member`; either makes the next look ask every node.
    */
   async pause(
     line: LocalLine,
-    ticket: Ticket,
-    delay: number,
-    signal: AbortSignal | undefined,
-    member: string | undefined,
+    spot: LineSpot,
+    nap: {
+      readonly delay: number;
+      readonly signal: AbortSignal | undefined;
+      readonly member: string | undefined;
+    },
   ): Promise<void> {
+    const { delay, signal, member } = nap;
     let woken = false;
-    const changed = line.changed(ticket);
+    const changed = line.changed(spot);
     const released =
       this.#listening && member !== undefined ? this.#watch?.woken(member) : undefined;
     const either = released === undefined ? changed : Promise.race([changed, released]);
@@ -152,7 +156,7 @@ export class Pacing {
     if (node === undefined || (budget !== undefined && budget.remainingSubrequests() <= spare)) {
       return undefined;
     }
-    const watch = this.core.wake.watch(node, this.keys[2] as string);
+    const watch = this.core.channels.watch(node, (this.keys[0] as KeyTriple).room);
     if (watch?.opened === true) budget?.charge(1);
     return watch;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HANDOVER_RUN_MAX, LocalLines, type Offer, type Ticket } from "./queue";
+import { HANDOVER_RUN_MAX, type LineSpot, LocalLines, type Offer } from "./queue";
 
 const FAR = () => performance.now() + 60_000;
 
@@ -49,8 +49,8 @@ describe("LocalLine", () => {
     const b = line.join(1_000);
     const c = line.join(1_000);
     const woken: string[] = [];
-    const watch = (name: string, ticket: Ticket) =>
-      void line.changed(ticket).then(() => woken.push(name));
+    const watch = (name: string, spot: LineSpot) =>
+      void line.changed(spot).then(() => woken.push(name));
     const tick = async () => {
       for (let i = 0; i < 3; i++) await Promise.resolve();
     };
@@ -108,12 +108,12 @@ describe("LocalLine", () => {
   it("an idle line is dropped; a busy one is kept", () => {
     const lines = new LocalLines();
     const hold = lines.of("a").hold(FAR());
-    const ticket = lines.of("b").join(1_000);
+    const spot = lines.of("b").join(1_000);
     expect(lines.size).toBe(2);
     hold.end();
     expect(lines.peek("a")).toBeUndefined();
     expect(lines.size).toBe(1);
-    lines.peek("b")?.leave(ticket);
+    lines.peek("b")?.leave(spot);
     expect(lines.size).toBe(0);
     // a grant that expired without ending: dropped when next looked at
     const c = lines.of("c");
@@ -152,11 +152,11 @@ describe("LocalLine", () => {
     const offer: Offer = { next: () => undefined, accept: () => {} };
     const taken: boolean[] = [];
     for (let i = 0; i < 2 * (HANDOVER_RUN_MAX + 1); i++) {
-      const ticket = line.join(1_000, 100 + i);
+      const spot = line.join(1_000, 100 + i);
       expect(line.firstPlace()).toBe(100 + i);
-      line.offer(ticket, offer);
+      line.offer(spot, offer);
       taken.push(line.takeOffer() !== undefined);
-      line.leave(ticket);
+      line.leave(spot);
     }
     const run = [...Array(HANDOVER_RUN_MAX).fill(true), false];
     expect(taken).toEqual([...run, ...run]);

@@ -1,10 +1,11 @@
 import type { NodeOutcome } from "../errors";
 import type { Round } from "../quorum";
+import type { RoomEntry, RoomRegistration } from "../scripts";
 
 /** A place in a {@link LocalLine}, kept by the caller that waits in it. */
-export interface Ticket {
+export interface LineSpot {
   /** Set while its caller waits for a change (see {@link LocalLine.changed}). */
-  wake?: (() => void) | undefined;
+  notify?: (() => void) | undefined;
   /** Last sign of life of its caller (`performance.now()`). */
   seen: number;
   /** How long its caller may go without a sign of life while it is first (a look's worst case). */
@@ -19,7 +20,7 @@ export interface Ticket {
  * Longest run of consecutive handovers within one instance: the next release after it goes to the
  * nodes (serving their wait rooms) instead of straight to the next local caller. A backstop for
  * fairness towards waiters the room does not know (their registration failed); the room already
- * serves the others in order (docs/SAFETY.md, liveness).
+ * serves the others in order (docs/SAFETY.md §6, "Backstop").
  */
 export const HANDOVER_RUN_MAX = 8;
 
@@ -31,16 +32,16 @@ export interface LocalHold {
 
 /**
  * The round a handover would run for the first waiter: its fresh token, TTL and timeout, and its
- * wait room registration (`waiterArgs`), which the grant removes from the room.
+ * wait room registration, which the grant removes from the room.
  */
 export interface NextRound {
   readonly token: string;
   readonly ttl: number;
   readonly timeoutMs: number;
-  /** ACQUIRE's wait room registration (ARGV[4..6]; see `RoomSeat.args`), if any. */
-  readonly waiter?: readonly string[] | undefined;
+  /** ACQUIRE's wait room registration (see `RoomSeat.registration`), if any. */
+  readonly waiter?: RoomRegistration | undefined;
   /** The next holder's room entry and place, for HANDOVER to serve earlier waiters first. */
-  readonly entry?: readonly [member: string, place: string] | undefined;
+  readonly entry?: RoomEntry | undefined;
 }
 
 /**
@@ -76,13 +77,13 @@ export interface LastLook {
  * @example
  * const line = new LocalLine(() => {});
  * const hold = line.hold(performance.now() + 9_000); // a grant of this key
- * const ticket = line.join(3_000);
- * hold.end(); // released: `ticket` is first and nothing is held, so it may go
+ * const spot = line.join(3_000);
+ * hold.end(); // released: `spot` is first and nothing is held, so it may go
  */
 export class LocalLine {
   readonly #holds = new Set<{ validUntil: number }>();
-  readonly #waiters: Ticket[] = [];
-  #offer: { readonly ticket: Ticket; readonly offer: Offer } | undefined;
+  readonly #waiters: LineSpot[] = [];
+  #offer: { readonly spot: LineSpot; readonly offer: Offer } | undefined;
   /** Consecutive handovers so far (see {@link HANDOVER_RUN_MAX}). */
   #handedOn = 0;
   /** Since when the first waiter has been free to go (it became first, or nothing is held). */
@@ -120,13 +121,13 @@ export class LocalLine {
   }
 
   /**
-   * Settles at the next change that may concern `ticket`: it is (or became) first in line and a
+   * Settles at the next change that may concern `spot`: it is (or became) first in line and a
    * grant held here ended, or the waiter before it left. Only the first waiter is ever woken, so a
-   * long line costs nothing per change. Never rejects; one wait per ticket at a time.
+   * long line costs nothing per change. Never rejects; one wait per spot at a time.
    */
-  changed(ticket: Ticket): Promise<void> {
+  changed(spot: LineSpot): Promise<void> {
     return new Promise<void>((resolve) => {
-      ticket.wake = resolve;
+      spot.notify = resolve;
     });
   }
 
@@ -134,9 +135,9 @@ export class LocalLine {
   #firstFree(): void {
     this.#freeSince = performance.now();
     const first = this.#waiters[0];
-    const wake = first?.wake;
-    if (first !== undefined) first.wake = undefined;
-    wake?.();
+    const notify = first?.notify;
+    if (first !== undefined) first.notify = undefined;
+    notify?.();
     if (this.idle) this.onIdle();
   }
 
@@ -154,58 +155,58 @@ export class LocalLine {
     };
   }
 
-  /** Join the line at `place` (see {@link Ticket}), behind every waiter placed no later. */
-  join(patience: number, place?: number): Ticket {
-    const ticket: Ticket = { seen: performance.now(), patience, evicted: false, place };
-    this.#enqueue(ticket);
-    return ticket;
+  /** Join the line at `place` (see {@link LineSpot}), behind every waiter placed no later. */
+  join(patience: number, place?: number): LineSpot {
+    const spot: LineSpot = { seen: performance.now(), patience, evicted: false, place };
+    this.#enqueue(spot);
+    return spot;
   }
 
   /** Back in the line after an eviction (a caller that was only slow). */
-  rejoin(ticket: Ticket): void {
-    if (!ticket.evicted) return;
-    ticket.evicted = false;
-    ticket.seen = performance.now();
-    this.#enqueue(ticket);
+  rejoin(spot: LineSpot): void {
+    if (!spot.evicted) return;
+    spot.evicted = false;
+    spot.seen = performance.now();
+    this.#enqueue(spot);
   }
 
   /**
    * Waiters stand in the order of their wait room places, the order the nodes serve (ties and
-   * tickets without a place: in order of joining). A caller joins at its first refused look, and
+   * spots without a place: in order of joining). A caller joins at its first refused look, and
    * looks answer in any order under latency: a line in joining order could lead with a later
    * place, and a release that serves the room "before our next caller" would then reserve the key
    * for one of our own callers further back, who does not look while it is not first — the key
    * stays idle until the reservation runs out (docs/SAFETY.md §6).
    */
-  #enqueue(ticket: Ticket): void {
-    const place = ticket.place ?? Number.POSITIVE_INFINITY;
+  #enqueue(spot: LineSpot): void {
+    const place = spot.place ?? Number.POSITIVE_INFINITY;
     let at = this.#waiters.length;
     while (at > 0 && (this.#waiters[at - 1]?.place ?? Number.POSITIVE_INFINITY) > place) at--;
-    this.#waiters.splice(at, 0, ticket);
+    this.#waiters.splice(at, 0, spot);
     // A new first waiter has been free to go since it joined.
     if (at === 0) this.#freeSince = performance.now();
   }
 
   /** Leave the line (granted, gave up, or failed). */
-  leave(ticket: Ticket): void {
-    const at = this.#waiters.indexOf(ticket);
+  leave(spot: LineSpot): void {
+    const at = this.#waiters.indexOf(spot);
     if (at < 0) return;
     this.#waiters.splice(at, 1);
-    if (this.#offer?.ticket === ticket) this.#offer = undefined;
+    if (this.#offer?.spot === spot) this.#offer = undefined;
     if (at === 0) this.#firstFree();
     else if (this.idle) this.onIdle();
   }
 
-  /** A sign of life of `ticket`'s caller. */
-  seen(ticket: Ticket): void {
-    ticket.seen = performance.now();
+  /** A sign of life of `spot`'s caller. */
+  seen(spot: LineSpot): void {
+    spot.seen = performance.now();
   }
 
   /**
    * Drop the first waiter if it is not `self` and its caller shows no sign of life for its
    * patience although it has been free to go (nothing held here) for that long.
    */
-  prune(self: Ticket, now = performance.now()): void {
+  prune(self: LineSpot, now = performance.now()): void {
     const first = this.#waiters[0];
     if (first === undefined || first === self || this.held(now) > 0) return;
     if (now - Math.max(first.seen, this.#freeSince) <= first.patience) return;
@@ -213,19 +214,19 @@ export class LocalLine {
     this.leave(first);
   }
 
-  /** `ticket` is first in line (a grant may still be held here). */
-  isFirst(ticket: Ticket): boolean {
-    return this.#waiters[0] === ticket;
+  /** `spot` is first in line (a grant may still be held here). */
+  isFirst(spot: LineSpot): boolean {
+    return this.#waiters[0] === spot;
   }
 
   /** Stand ready (first in line only) to take over from the grant held here. */
-  offer(ticket: Ticket, offer: Offer): void {
-    if (this.isFirst(ticket)) this.#offer = { ticket, offer };
+  offer(spot: LineSpot, offer: Offer): void {
+    if (this.isFirst(spot)) this.#offer = { spot, offer };
   }
 
-  /** Withdraw `ticket`'s offer, if it is still standing (not taken). */
-  withdraw(ticket: Ticket): void {
-    if (this.#offer?.ticket === ticket) this.#offer = undefined;
+  /** Withdraw `spot`'s offer, if it is still standing (not taken). */
+  withdraw(spot: LineSpot): void {
+    if (this.#offer?.spot === spot) this.#offer = undefined;
   }
 
   /**
@@ -236,7 +237,7 @@ export class LocalLine {
     const standing = this.#offer;
     this.#offer = undefined;
     const offer =
-      standing !== undefined && this.isFirst(standing.ticket) ? standing.offer : undefined;
+      standing !== undefined && this.isFirst(standing.spot) ? standing.offer : undefined;
     if (offer === undefined || this.#handedOn >= HANDOVER_RUN_MAX) {
       this.#handedOn = 0;
       return undefined;
@@ -250,42 +251,44 @@ export class LocalLine {
     return this.#waiters[0]?.place;
   }
 
-  /** `ticket` is first in line and no grant is held here: its turn to ask the nodes. */
-  isTurn(ticket: Ticket, now = performance.now()): boolean {
-    return this.#waiters[0] === ticket && this.held(now) === 0;
+  /** `spot` is first in line and no grant is held here: its turn to ask the nodes. */
+  isTurn(spot: LineSpot, now = performance.now()): boolean {
+    return this.#waiters[0] === spot && this.held(now) === 0;
   }
 }
 
 /**
- * The {@link LocalLine}s of one `Locks` instance, by full lock key; a line is dropped as soon as it
- * is idle, so keys that were only ever locked uncontended leave nothing behind.
+ * The {@link LocalLine}s of one `Locks` instance, by line key (`LockCore.lineKey`: one per set of
+ * lock keys); a line is dropped as soon as it is idle, so keys that were only ever locked
+ * uncontended leave nothing behind.
  *
  * @example
  * const lines = new LocalLines();
- * const hold = lines.of("lock:k").hold(validUntil); // dropped again once `hold.end()` leaves it idle
+ * const hold = lines.of('["lock:k"]').hold(validUntil);
+ * hold.end(); // the line is idle again: dropped
  */
 export class LocalLines {
   readonly #lines = new Map<string, LocalLine>();
 
   /**
-   * The line of `lockKey`, created on first use. Call it when holding or joining, and keep the
+   * The line of `lineKey`, created on first use. Call it when holding or joining, and keep the
    * line only while holding or waiting in it: an idle line is dropped.
    */
-  of(lockKey: string): LocalLine {
-    let line = this.#lines.get(lockKey);
+  of(lineKey: string): LocalLine {
+    let line = this.#lines.get(lineKey);
     if (line === undefined) {
       const created = new LocalLine(() => {
-        if (this.#lines.get(lockKey) === created) this.#lines.delete(lockKey);
+        if (this.#lines.get(lineKey) === created) this.#lines.delete(lineKey);
       });
-      this.#lines.set(lockKey, created);
+      this.#lines.set(lineKey, created);
       line = created;
     }
     return line;
   }
 
-  /** The line of `lockKey` if there is one. */
-  peek(lockKey: string): LocalLine | undefined {
-    return this.#lines.get(lockKey);
+  /** The line of `lineKey` if there is one. */
+  peek(lineKey: string): LocalLine | undefined {
+    return this.#lines.get(lineKey);
   }
 
   /** Keys with a line now (for tests). */

@@ -14,6 +14,7 @@ import { budgetShortfall, cleanup } from "./failure";
 import { checkKeys, type KeySet } from "./keyset";
 import { judge } from "./look";
 import { MAX_LEASE } from "./options";
+import type { RoundSpec } from "./spec";
 import { newToken } from "./timing";
 import type { LockTicket } from "./types";
 
@@ -72,12 +73,13 @@ export function checkTicket(
 }
 
 /**
- * Take the ticket's lock over (docs/SAFETY.md §3 "resume", theorem 3): one RESUME round swaps the
- * ticket's token for a fresh one on every node that still holds it, never shortening its expiry,
- * and is judged like an acquire round ({@link judge}): a majority of swaps, with fencing a fresh
- * fence raised on a majority, and the validity left counted from this round's start. Anything
- * less is undone — the ticket's token put back wherever ours replaced it, ours tombstoned so that a
- * late RESUME of this round swaps nothing, every node awaited — and reported: gone on a majority
+ * Take the ticket's lock over (docs/SAFETY.md §3 "resume", §4 Theorem 3): one RESUME round swaps
+ * the ticket's token for a fresh one on every node that still holds it, never shortening its
+ * expiry, and is judged like an acquire round ({@link judge}): a majority of swaps, with fencing a
+ * fresh fence raised on a majority, and the validity left counted from this round's start.
+ * Anything less is undone — the ticket's token put back wherever ours replaced it, ours
+ * tombstoned so that a late RESUME of this round swaps nothing, every node awaited — and
+ * reported: gone on a majority
  * → `LockLostError`, otherwise `QuorumError`, after which a redelivery of the same ticket can
  * still resume it. Gone on a majority while a node holds the ticket's record of failed resumes
  * is a `QuorumError` too: the nodes "held" may hold a failed resume's token until its undo lands.
@@ -98,25 +100,23 @@ export async function resumeGrant(
   const ttl = budget === undefined ? lease : budget.ttl(lease);
   const roundCost = options.fencing && n > 1 ? 2 * n : n;
   // The round (and fence raise) and a release afterwards.
-  const shortfall =
-    budget === undefined ? undefined : budgetShortfall(core, budget, ttl, roundCost + n);
+  const needs = { ttl, requests: roundCost + n };
+  const shortfall = budget === undefined ? undefined : budgetShortfall(core, budget, needs);
   if (shortfall !== undefined) throw shortfall;
   const token = newToken();
   const timeoutMs = core.timeoutFor(ttl);
   const seen = { undone: false };
-  const round = await core.resumeRound(keys, ticket.token, token, ttl, timeoutMs, budget, seen);
-  const verdict = await judge(core, keys, round, token, ttl, timeoutMs, budget);
+  const spec: RoundSpec = { keys, token, ttl, timeoutMs, budget };
+  const round = await core.resumeRound(spec, ticket.token, seen);
+  const verdict = await judge(core, round, spec);
   const { outcomes, durationMs } = verdict;
   if (verdict.granted) {
     core.emit({ type: "resume", key, result: "resumed", durationMs, outcomes });
-    return grantOf(core, target, round, verdict, { token, ttl, timeoutMs }, lease);
+    return grantOf(core, target, { round, verdict, terms: spec, lease });
   }
   // Undo: the ticket's token goes back wherever ours replaced it, so that a redelivery of the
-  // ticket can still resume it (docs/SAFETY.md, theorem 3).
-  const restored = await cleanup(core, round, keys, token, timeoutMs, budget, {
-    ttl,
-    restore: ticket.token,
-  });
+  // ticket can still resume it (docs/SAFETY.md §4, Theorem 3).
+  const restored = await cleanup(core, round, spec, ticket.token);
   // Every node's answer (the undo waited for the slow ones already; each request is bounded by
   // its timeout): the error names every node where the ticket's token is gone.
   const settled = await round.settled;
@@ -126,8 +126,8 @@ export async function resumeGrant(
   // redelivery can still resume: that is a QuorumError. So is a majority gone while the ticket's
   // token was still on some node (we swapped it there) and a node holds the ticket's record of
   // failed resumes: a node "held" may hold such a resume's token, its undo still on the way,
-  // after which the ticket is resumable again (docs/SAFETY.md, theorem 3). A duplicate after a
-  // successful resume finds the ticket's token nowhere: LockLostError.
+  // after which the ticket is resumable again (docs/SAFETY.md §4, Theorem 3). A duplicate after
+  // a successful resume finds the ticket's token nowhere: LockLostError.
   const undoing =
     seen.undone && settled.some((o) => o.status === "ok") && gone.some((o) => o.status === "held");
   if (!verdict.invalid && !round.ok && !undoing && gone.length > n - quorum) {

@@ -1,9 +1,10 @@
-import type { Budget } from "../budget";
 import type { NodeOutcome } from "../errors";
 import type { Round } from "../quorum";
+import type { RoomRegistration } from "../scripts";
 import type { Keys, LockCore } from "./core";
 import type { ResolvedCall } from "./options";
-import { type WaiterEntry, waiterArgs, waiterEntry } from "./wake";
+import type { RoundSpec } from "./spec";
+import { registration, type WaiterEntry, waiterEntry } from "./wake";
 
 /** The node may have registered the waiter: held by another, or no answer (it may have run). */
 const mayRegister = (o: NodeOutcome): boolean =>
@@ -25,18 +26,20 @@ const mayRegister = (o: NodeOutcome): boolean =>
  * The seat only orders waiters: a reservation it earns is taken by an ordinary acquire round.
  *
  * @example
- * const seat = new RoomSeat(core, call, keys, began, lineUntil);
- * core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, seat.args);
+ * const seat = new RoomSeat(core, call, keys, { began, until: lineUntil });
+ * core.acquireRound({ ...spec, waiter: seat.registration });
  */
 export class RoomSeat {
+  /**
+   * This caller's entry and place: a hand-over to it passes them (HANDOVER serves a room's earlier
+   * waiters first); `undefined` for a caller that does not wait.
+   */
   readonly entry: WaiterEntry | undefined;
   /**
-   * ACQUIRE's registration arguments (ARGV[4..6]); empty for a caller that does not wait or waits
-   * for several keys.
+   * ACQUIRE's registration of the entry; `undefined` for a caller that does not wait or waits for
+   * several keys.
    */
-  readonly args: readonly string[];
-  /** The entry and its place for a hand-over to this caller (HANDOVER's ARGV[5] and ARGV[8]). */
-  readonly served: readonly [member: string, place: string] | undefined;
+  readonly registration: RoomRegistration | undefined;
   /** Looks register this caller in the rooms: it waits, for one key. */
   readonly #queues: boolean;
   /** A look registered this caller in a room, and it has not been granted since. */
@@ -46,23 +49,27 @@ export class RoomSeat {
   /** Looks whose pending nodes are still to be judged (see {@link refused}). */
   readonly #judging: Promise<void>[] = [];
 
+  /**
+   * A seat for `call` on `keys`, whose wait began at `wait.began` and may go on in the local line
+   * until `wait.until` (both on the `performance.now()` clock).
+   */
   constructor(
     private readonly core: LockCore,
     private readonly call: ResolvedCall,
     keys: Keys,
-    began: number,
-    lineUntil: number,
+    wait: { readonly began: number; readonly until: number },
   ) {
+    const { began, until: lineUntil } = wait;
     const { options } = core;
     const pollMs = options.retryDelayMax + core.timeoutFor(call.lease);
-    const listener = core.listens(keys) ? core.wake.id : `p${pollMs}`;
+    const listener = core.listens(keys) ? core.channels.id : `p${pollMs}`;
     const entry = call.wait > 0 ? waiterEntry(lineUntil - began, listener) : undefined;
     this.entry = entry;
-    this.served = entry === undefined ? undefined : [entry.member, String(entry.place)];
-    this.#queues = entry !== undefined && keys.length === 3;
+    this.#queues = entry !== undefined && keys.length === 1;
     // The room outlives this caller's wait: while listening it may refresh one node only.
     const roomTtl = Math.max(call.lease, 2 * options.retryDelayMax, Math.ceil(lineUntil - began));
-    this.args = entry !== undefined && this.#queues ? waiterArgs(entry, roomTtl) : [];
+    this.registration =
+      entry !== undefined && this.#queues ? registration(entry, roomTtl) : undefined;
   }
 
   /**
@@ -86,10 +93,10 @@ export class RoomSeat {
   }
 
   /**
-   * Granted: leave the rooms of the nodes that refused `round` (also those answering after the
-   * majority), or a later release would keep the key for a caller long gone.
+   * Granted: leave the rooms of the nodes that refused `round` (run with `spec`; also those
+   * answering after the majority), or a later release would keep the key for a caller long gone.
    */
-  granted(keys: Keys, round: Round<number>, timeoutMs: number, budget: Budget | undefined): void {
+  granted(round: Round<number>, spec: RoundSpec): void {
     this.#registered = false;
     this.#generation += 1;
     const member = this.entry?.member;
@@ -98,7 +105,7 @@ export class RoomSeat {
     void round.settled.then((all) => {
       const refused = all.filter((o) => o.status === "held" || o.status === "done");
       const where = refused.map((o) => core.nodes[o.index]).filter((x) => x !== undefined);
-      core.leave(where, keys, member, timeoutMs, budget);
+      core.leave(where, member, spec);
     });
   }
 
@@ -112,7 +119,8 @@ export class RoomSeat {
     if (entry === undefined || !this.#queues) return;
     const leave = () => {
       if (!this.#registered) return;
-      core.leave(core.nodes, keys, entry.member, core.timeoutFor(call.lease), call.budget);
+      const timeoutMs = core.timeoutFor(call.lease);
+      core.leave(core.nodes, entry.member, { keys, timeoutMs, budget: call.budget });
     };
     if (this.#judging.length === 0) leave();
     else void Promise.all(this.#judging).then(leave);

@@ -25,11 +25,15 @@ export function unref(timer: ReturnType<typeof setTimeout>): void {
 }
 
 /**
- * Resolve after `ms`, or as soon as `signal` aborts or `wake` settles (never rejects).
+ * Resolve after `ms`, or as soon as `signal` aborts or `interrupt` settles (never rejects).
  *
  * @example await sleep(200, lock.signal);
  */
-export function sleep(ms: number, signal?: AbortSignal, wake?: Promise<unknown>): Promise<void> {
+export function sleep(
+  ms: number,
+  signal?: AbortSignal,
+  interrupt?: Promise<unknown>,
+): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted || ms <= 0) {
       resolve();
@@ -45,6 +49,6 @@ export function sleep(ms: number, signal?: AbortSignal, wake?: Promise<unknown>)
     };
     const timer = setTimeout(finish, ms);
     signal?.addEventListener("abort", finish, { once: true });
-    wake?.then(finish, finish);
+    interrupt?.then(finish, finish);
   });
 }

@@ -1,36 +1,41 @@
 import type { Round } from "../quorum";
-import type { LocalLine, NextRound, Offer, Ticket } from "./queue";
+import type { LineSpot, LocalLine, NextRound, Offer } from "./queue";
 import { sleep } from "./timing";
 
 /** A round a releasing grant of this instance runs for us (see `handoverRound`). */
-export interface Handed {
+export interface HandedRound {
   readonly round: Promise<Round<number>>;
   readonly next: NextRound;
 }
 
 /**
  * Waiting strategy 1, the local line (docs/SAFETY.md §3 "handover"): wait in `line` until
- * `ticket`'s turn (first, nothing held here) or `until`. While first behind a grant held here,
- * stand ready to take over from it: its release then runs our next round, sized by `next()` at
- * that moment; wake at that grant's validity end at the latest. Behind other waiters, wake every
- * `patience` to drop a first waiter whose caller is gone, and join again at the end if this one
- * was dropped itself (it was only slow). Resolves with the handed-over round, or whether the turn
- * came (`false`: the time ran out or `signal` aborted).
+ * `spot`'s turn (first, nothing held here) or `wait.until`. While first behind a grant held
+ * here, stand ready to take over from it: its release then runs our next round, sized by
+ * `wait.next()` at that moment; wake at that grant's validity end at the latest. Behind other
+ * waiters, wake every `patience` to drop a first waiter whose caller is gone, and join again at
+ * the end if this one was dropped itself (it was only slow). Resolves with the handed-over
+ * round, or whether the turn came (`false`: the time ran out or `wait.signal` aborted).
  *
  * Nothing here decides who holds the lock: a handed-over round is an acquire round like any
  * other, and the caller checks it the same way.
  *
  * @example
- * const waited = await waitTurn(line, ticket, lineUntil, signal, sizeNext);
+ * const waited = await waitTurn(line, spot, { until: lineUntil, signal, next: sizeNext });
  * if (typeof waited !== "boolean") round = await waited.round;
  */
 export async function waitTurn(
   line: LocalLine,
-  ticket: Ticket,
-  until: number,
-  signal: AbortSignal | undefined,
-  next: () => NextRound | undefined,
-): Promise<Handed | boolean> {
+  spot: LineSpot,
+  wait: {
+    /** Stop waiting then (`performance.now()` clock). */
+    readonly until: number;
+    readonly signal: AbortSignal | undefined;
+    /** Sizes the round a releasing grant would run for us. */
+    readonly next: () => NextRound | undefined;
+  },
+): Promise<HandedRound | boolean> {
+  const { until, signal, next } = wait;
   let sized: NextRound | undefined;
   let taken: Promise<Round<number>> | undefined;
   const offer: Offer = {
@@ -44,23 +49,23 @@ export async function waitTurn(
   };
   try {
     for (let now = performance.now(); taken === undefined; now = performance.now()) {
-      line.rejoin(ticket);
-      line.seen(ticket);
-      line.prune(ticket, now);
-      if (line.isTurn(ticket, now)) break;
+      line.rejoin(spot);
+      line.seen(spot);
+      line.prune(spot, now);
+      if (line.isTurn(spot, now)) break;
       if (until <= now || signal?.aborted) break;
       let wakeAt: number;
-      if (line.isFirst(ticket)) {
-        line.offer(ticket, offer);
+      if (line.isFirst(spot)) {
+        line.offer(spot, offer);
         wakeAt = Math.min(until, line.heldUntil(now));
       } else {
-        wakeAt = Math.min(until, now + ticket.patience);
+        wakeAt = Math.min(until, now + spot.patience);
       }
-      await sleep(wakeAt - now, signal, line.changed(ticket));
+      await sleep(wakeAt - now, signal, line.changed(spot));
     }
   } finally {
-    line.withdraw(ticket);
+    line.withdraw(spot);
   }
   if (taken !== undefined && sized !== undefined) return { round: taken, next: sized };
-  return line.isTurn(ticket);
+  return line.isTurn(spot);
 }

@@ -138,10 +138,20 @@ export interface Lock {
   extend(lease?: number): Promise<ExtendResult>;
   /**
    * Release on all nodes (compare-and-DEL). Stops auto-extension and awaits an in-flight one
-   * first. Never throws; an already-expired lock is reported as `status: "expired"`. Idempotent.
+   * first. Never rejects for node failures; an already-expired lock is reported as
+   * `status: "expired"`. Idempotent: every call, with or without `settled`, shares one release.
    * After `ticket()` it sends nothing and reports `"handed-on"`.
+   *
+   * By default it resolves once the result is decided (a majority answered, or too many failed);
+   * the other nodes' requests are still in flight. With `{ settled: true }` it resolves with the
+   * same result once every node answered or its request timed out: use it where the runtime may
+   * freeze or end the invocation when the handler returns (see {@link ReleaseOptions}).
+   * @throws {ConfigurationError} `options` is not an object, names an unknown option, or
+   *   `settled` is not a boolean (the promise rejects before anything is sent; the lock is held)
+   * @example
+   * try { return await work(lock); } finally { await lock.release({ settled: true }); }
    */
-  release(): Promise<ReleaseResult>;
+  release(options?: ReleaseOptions): Promise<ReleaseResult>;
   /**
    * Hand the lock on to another invocation (a queue message, a Step Functions state): extends it
    * to `lease` (default: the lock's lease; not capped by the budget — the lock is meant to outlive
@@ -161,7 +171,8 @@ export interface Lock {
    * as by `release()` (resolves once a majority answered). Never throws, so an error of the
    * scope is never masked; a lock already released, handed on or completed sends nothing.
    * Where the environment freezes when the handler returns (Lambda), release it yourself with
-   * the Lambda adapter's `withLock`, which waits for every node.
+   * `release({ settled: true })` (as the Lambda adapter's `withLock` does), which waits for every
+   * node.
    */
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -219,6 +230,29 @@ export interface ExtendResult {
   /** New validity end, epoch ms. */
   readonly validUntil: number;
   readonly outcomes: readonly NodeOutcome[];
+}
+
+/**
+ * Options of `lock.release(options)`. Validated at the call: a `ConfigurationError` names the
+ * option.
+ *
+ * @example
+ * // Lambda, a Worker's waitUntil, a scheduled job: let the release settle before returning.
+ * await lock.release({ settled: true });
+ */
+export interface ReleaseOptions {
+  /**
+   * Resolve only once every node answered the release or its request timed out (each request is
+   * bounded by `requestTimeout`), instead of as soon as a majority decided the result. It sends
+   * nothing more than the default release and reports the same result; it only waits longer.
+   * For runtimes that freeze or end the invocation when the handler returns (AWS Lambda, a
+   * Worker's `waitUntil`, Vercel, Netlify, Deno Deploy): a request still in flight then may
+   * never run, and leaves the lock on its node until the TTL runs out. Where the release handed
+   * the key to this instance's next waiter, that waiter's grant is decided too. After `ticket()`
+   * it resolves at once (nothing was sent); after a `once()` or Idempotency-Key completion, once
+   * every node answered the COMPLETE requests. Default `false`.
+   */
+  readonly settled?: boolean | undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { RestNode, SubscriberLike } from "../node";
-import { LINGER_MS, lingerMs, WakeChannels, waiterArgs, waiterEntry } from "./wake";
+import { ACQUIRE } from "../scripts";
+import { LINGER_MS, lingerMs, registration, WakeChannels, waiterEntry } from "./wake";
 
 /** A subscriber whose events the test fires by hand (the I/O is covered in test/lock/wake.test.ts). */
 class FakeSubscriber implements SubscriberLike {
@@ -35,7 +36,7 @@ afterEach(() => {
 });
 
 describe("waiter entries", () => {
-  it("carry the deadline, the listener and a call id; the args add the place and the room TTL", () => {
+  it("carry the deadline, the listener and a call id; ACQUIRE adds the place and the room TTL", () => {
     const before = Date.now();
     const entry = waiterEntry(5_000, "abc123");
     const [deadline, listener, id] = entry.member.split(":");
@@ -43,7 +44,15 @@ describe("waiter entries", () => {
     expect(listener).toBe("abc123");
     expect(id).toMatch(/^[0-9a-f]{8}$/);
     expect(entry.place).toBeGreaterThanOrEqual(before);
-    expect(waiterArgs(entry, 2_000.4)).toEqual([entry.member, String(entry.place), "2001"]);
+    const waiter = registration(entry, 2_000.4);
+    expect(ACQUIRE.args({ token: "t", ttl: 5_000, fencing: false, waiter })).toEqual([
+      "t",
+      "5000",
+      "0",
+      entry.member,
+      String(entry.place),
+      "2001",
+    ]);
   });
 });
 

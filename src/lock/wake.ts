@@ -1,4 +1,5 @@
 import type { RestNode, SubscriberLike } from "../node";
+import type { RoomRegistration } from "../scripts";
 import { newToken, unref } from "./timing";
 
 /**
@@ -35,7 +36,7 @@ export interface WaiterEntry {
  * The entry of a caller of the instance whose channels are `listener`'s, waiting at most `waitMs`.
  *
  * @example
- * const entry = waiterEntry(5_000, core.wake.id);
+ * const entry = waiterEntry(5_000, core.channels.id);
  * // { member: "1763784005000:9f2c41d07a3b:5e01c2aa", place: 1763784000000 }
  */
 export function waiterEntry(waitMs: number, listener: string): WaiterEntry {
@@ -47,14 +48,14 @@ export function waiterEntry(waitMs: number, listener: string): WaiterEntry {
 }
 
 /**
- * The ACQUIRE arguments ARGV[4..6] that register `entry` while the key is held, keeping the room
- * for `roomTtl` ms after this look at least.
+ * The registration ACQUIRE makes of `entry` while the key is held, keeping the room for `roomTtl`
+ * ms after this look at least.
  *
  * @example
- * core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, waiterArgs(entry, 10_000));
+ * core.acquireRound(keys, token, ttl, timeoutMs, budget, undefined, registration(entry, 10_000));
  */
-export function waiterArgs(entry: WaiterEntry, roomTtl: number): string[] {
-  return [entry.member, String(entry.place), String(Math.ceil(roomTtl))];
+export function registration(entry: WaiterEntry, roomTtl: number): RoomRegistration {
+  return { member: entry.member, place: entry.place, roomMs: Math.ceil(roomTtl) };
 }
 
 /** One caller's use of a room's subscription. */
@@ -221,14 +222,14 @@ export class WakeChannels {
     });
     subscriber.on("message", (data) => {
       const member = String((data as { message?: unknown } | undefined)?.message);
-      const wake = channel.waiters.get(member);
-      if (wake === undefined) {
+      const notify = channel.waiters.get(member);
+      if (notify === undefined) {
         // Kept for the caller's next sleep: a release may beat it to its sleep.
         if (channel.users > 0) channel.early.add(member);
         return;
       }
       channel.waiters.delete(member);
-      wake();
+      notify();
     });
     this.#channels.set(room, channel);
     return channel;

@@ -1,13 +1,15 @@
 /**
  * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete,
- * handover, leave, record, resume, discard), their SHA-1 literals and reply checks, and the one EVALSHA → NOSCRIPT → EVAL
- * path.
+ * handover, leave, record, resume, discard), their SHA-1 literals, argument builders and reply
+ * checks, the key triples they take, and the one EVALSHA → NOSCRIPT → EVAL path.
  *
  * @module
  */
 export { type EvalOptions, evalScript } from "./eval";
+export { type KeyTriple, scriptKeys, tombstoneKey } from "./keys";
 export {
   ACQUIRE,
+  type AcquireArgs,
   type AcquireReply,
   type CasReply,
   COMPLETE,
@@ -26,6 +28,9 @@ export {
   RELEASE,
   RESUME,
   type RecordReply,
+  type RoomEntry,
+  type RoomRegistration,
   SCRIPTS,
   type Script,
+  type ServeArgs,
 } from "./scripts";

@@ -1,13 +1,18 @@
 import { describe, expect, it } from "vitest";
+import { scriptKeys, tombstoneKey } from "./keys";
 import {
   ACQUIRE,
   COMPLETE,
+  DISCARD,
   EXTEND,
   FENCE_RAISE,
   FORCE_RELEASE,
   HANDOVER,
   INSPECT,
+  LEAVE,
+  RECORD,
   RELEASE,
+  RESUME,
   SCRIPTS,
 } from "./scripts";
 
@@ -85,7 +90,7 @@ describe("scripts", () => {
 
   it("acquire and complete agree on the done marker", () => {
     // Tokens are 32 hex characters, so no token can look like a marker.
-    expect(COMPLETE.lua).toContain('"done:" .. ARGV[1]');
+    expect(COMPLETE.lua).toContain('"done:" .. token');
     expect(ACQUIRE.lua).toContain('string.sub(current, 1, 5) == "done:"');
     expect(COMPLETE.lua).toContain('string.sub(current, 1, 5) == "done:"');
   });
@@ -136,5 +141,110 @@ describe("scripts", () => {
     for (const bad of [null, [1, 0], [1, 0, 2], [0, 4200, 1], [2, 5, 0], [1, -1, 1], ["1", 0, 1]]) {
       expect(HANDOVER.parse(bad)).toBeUndefined();
     }
+  });
+
+  it("every script reads ARGV and KEYS only into named, commented locals (or the key helpers)", () => {
+    const helpers = [
+      "  return KEYS[3 * i - 2]",
+      "  return KEYS[3 * i - 1]",
+      "  return KEYS[3 * i]",
+      "    return n - 1, KEYS[#KEYS]",
+    ];
+    const named = /^local \w+ = (ARGV|KEYS)\[\d+\]( == "1")? -- \S/;
+    for (const script of SCRIPTS) {
+      const reads = script.lua.split("\n").filter((line) => /\b(ARGV|KEYS)\[/.test(line));
+      for (const line of reads) {
+        expect(helpers.includes(line) || named.test(line), `${script.name}: ${line}`).toBe(true);
+      }
+    }
+  });
+
+  it("argument builders put each field where the script's named locals read it", () => {
+    const waiter = { member: "9:abc:1", place: 1_700, roomMs: 4_000 };
+    expect(ACQUIRE.args({ token: "t", ttl: 5_000, fencing: true })).toEqual(["t", "5000", "1"]);
+    expect(ACQUIRE.args({ token: "t", ttl: 5_000, fencing: false, waiter })).toEqual([
+      "t",
+      "5000",
+      "0",
+      "9:abc:1",
+      "1700",
+      "4000",
+    ]);
+    expect(EXTEND.args({ token: "t", ttl: 7_000 })).toEqual(["t", "7000"]);
+    expect(RESUME.args({ ticketToken: "t0", token: "t", ttl: 5_000, fencing: true })).toEqual([
+      "t0",
+      "t",
+      "5000",
+      "1",
+    ]);
+    expect(RELEASE.args({ token: "t" })).toEqual(["t"]);
+    const serve = { now: 1_000, listenMs: 250 };
+    expect(RELEASE.args({ token: "t", serve })).toEqual(["t", "1000", "250"]);
+    expect(RELEASE.args({ token: "t", serve: { ...serve, before: 900 } })).toEqual([
+      "t",
+      "1000",
+      "250",
+      "900",
+    ]);
+    // The counter lifetime keeps its position when there is no place before it.
+    expect(RELEASE.args({ token: "t", serve: { ...serve, counterMs: 60_000 } })).toEqual([
+      "t",
+      "1000",
+      "250",
+      "",
+      "60000",
+    ]);
+    expect(FENCE_RAISE.args({ fence: 12, token: "t" })).toEqual(["12", "t"]);
+    expect(DISCARD.args({ token: "t", keepMs: 5_000 })).toEqual(["t", "5000"]);
+    expect(DISCARD.args({ token: "t", keepMs: 5_000, restore: "t0" })).toEqual(["t", "5000", "t0"]);
+    expect(COMPLETE.args({ token: "t", retentionMs: 60_000 })).toEqual(["t", "60000"]);
+    expect(COMPLETE.args({ token: "t", retentionMs: 60_000, record: "r" })).toEqual([
+      "t",
+      "60000",
+      "r",
+    ]);
+    const next = { token: "n", ttl: 5_000, fencing: true };
+    expect(HANDOVER.args({ token: "t", next, now: 1_000, listenMs: 250 })).toEqual([
+      "t",
+      "n",
+      "5000",
+      "1",
+      "",
+      "1000",
+      "250",
+      "",
+    ]);
+    const entry = { member: "9:abc:1", place: 1_700 };
+    expect(HANDOVER.args({ token: "t", next, entry, now: 1_000, listenMs: 250 })).toEqual([
+      "t",
+      "n",
+      "5000",
+      "1",
+      "9:abc:1",
+      "1000",
+      "250",
+      "1700",
+    ]);
+    expect(LEAVE.args({ member: "9:abc:1" })).toEqual(["9:abc:1"]);
+    for (const script of [INSPECT, RECORD, FORCE_RELEASE]) expect(script.args({})).toEqual([]);
+  });
+
+  it("key triples flatten in the scripts' order, the tombstone after them", () => {
+    const a = { lock: "lock:a", fence: "lock:a:fence", room: "lock:a:wait" };
+    const b = { lock: "lock:b", fence: "lock:b:fence", room: "lock:b:wait" };
+    expect(scriptKeys([a, b])).toEqual([
+      "lock:a",
+      "lock:a:fence",
+      "lock:a:wait",
+      "lock:b",
+      "lock:b:fence",
+      "lock:b:wait",
+    ]);
+    expect(scriptKeys([a], tombstoneKey([a, b], "t"))).toEqual([
+      "lock:a",
+      "lock:a:fence",
+      "lock:a:wait",
+      "lock:a:void:t",
+    ]);
   });
 });

@@ -14,14 +14,47 @@ import {
 } from "./lua";
 
 /**
- * A Lua script with its SHA-1 (lower-case hex of the UTF-8 source) and a reply-shape check.
- * `parse` returns `undefined` for a reply of the wrong shape.
+ * A Lua script with its SHA-1 (lower-case hex of the UTF-8 source), its argument builder and its
+ * reply-shape check: `args` puts named fields (`A`) in the order the Lua's locals read them from
+ * ARGV, so that order lives here and in the Lua only; `parse` returns `undefined` for a reply of
+ * the wrong shape.
  */
-export interface Script<T> {
+export interface Script<T, A = never> {
   readonly name: string;
   readonly lua: string;
   readonly sha1: string;
+  readonly args: (input: A) => string[];
   readonly parse: (reply: unknown) => T | undefined;
+}
+
+/** The arguments of a script that takes none (INSPECT, RECORD, FORCE_RELEASE). */
+export type NoArgs = Readonly<Record<string, never>>;
+
+const noArgs = (): string[] => [];
+
+const flag = (on: boolean): string => (on ? "1" : "0");
+
+/** A waiter's entry in the wait rooms: `<deadline epoch ms>:<listener>:<id>` and its place. */
+export interface RoomEntry {
+  readonly member: string;
+  /** Epoch ms of its call: the rooms' order, the same on every node. */
+  readonly place: number;
+}
+
+/** A waiter's registration, sent with every look of a caller waiting for one key. */
+export interface RoomRegistration extends RoomEntry {
+  /** Keep each room at least this long after the look, in ms. */
+  readonly roomMs: number;
+}
+
+/** ACQUIRE's arguments (see `ACQUIRE_LUA`). */
+export interface AcquireArgs {
+  readonly token: string;
+  /** The lease, in ms. */
+  readonly ttl: number;
+  readonly fencing: boolean;
+  /** Registered in every room while the key is held; leaves them on a grant. */
+  readonly waiter?: RoomRegistration | undefined;
 }
 
 const isInt = (value: unknown): value is number =>
@@ -67,10 +100,15 @@ const casCode = (reply: unknown): CasReply | undefined =>
   reply === 1 || reply === 0 || reply === -1 ? reply : undefined;
 
 /** See `ACQUIRE_LUA`. */
-export const ACQUIRE: Script<AcquireReply> = {
+export const ACQUIRE: Script<AcquireReply, AcquireArgs> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
-  sha1: "f04c916849e406c6f974a1aaf5b3cb8395322601",
+  sha1: "3f557af1a6972ef3057afd021558f2e8467818ab",
+  args: ({ token, ttl, fencing, waiter }) => {
+    const args = [token, String(ttl), flag(fencing)];
+    if (waiter !== undefined) args.push(waiter.member, String(waiter.place), String(waiter.roomMs));
+    return args;
+  },
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -84,11 +122,19 @@ export const ACQUIRE: Script<AcquireReply> = {
   },
 };
 
+/** EXTEND's arguments (see `EXTEND_LUA`). */
+export interface ExtendArgs {
+  readonly token: string;
+  /** The lease to extend to, in ms (never shortens a node's expiry). */
+  readonly ttl: number;
+}
+
 /** See `EXTEND_LUA`. */
-export const EXTEND: Script<CasReply> = {
+export const EXTEND: Script<CasReply, ExtendArgs> = {
   name: "extend",
   lua: EXTEND_LUA,
-  sha1: "c02071a9ba2a3872ebf6ce0b00b5f84a761c2f34",
+  sha1: "0d2a0fcbcb96b33314cc156e21ad7775169a47bf",
+  args: ({ token, ttl }) => [token, String(ttl)],
   parse: casCode,
 };
 
@@ -104,11 +150,23 @@ export interface ResumeReply {
   readonly undone: boolean;
 }
 
+/** RESUME's arguments (see `RESUME_LUA`). */
+export interface ResumeArgs {
+  /** The ticket's token, swapped away. */
+  readonly ticketToken: string;
+  /** The fresh token that replaces it. */
+  readonly token: string;
+  /** The lease, in ms (never shortens the ticket's). */
+  readonly ttl: number;
+  readonly fencing: boolean;
+}
+
 /** See `RESUME_LUA`. */
-export const RESUME: Script<ResumeReply> = {
+export const RESUME: Script<ResumeReply, ResumeArgs> = {
   name: "resume",
   lua: RESUME_LUA,
-  sha1: "97bd4fd5eac6975eecb80849110642b51c5d4858",
+  sha1: "1c2e0bdd78e0670e0bcf37262f3b8b236a2529ec",
+  args: ({ ticketToken, token, ttl, fencing }) => [ticketToken, token, String(ttl), flag(fencing)],
   parse(reply) {
     const triple = Array.isArray(reply) && reply.length === 3 ? reply : undefined;
     const cas = casCode(triple?.[0]);
@@ -120,11 +178,45 @@ export const RESUME: Script<ResumeReply> = {
   },
 };
 
+/** How a release serves the wait rooms (see `RELEASE_LUA`, `SERVE_ROOM`). */
+export interface ServeArgs {
+  /** The releaser's epoch ms. */
+  readonly now: number;
+  /** How long a key is kept for a woken listener, in ms. */
+  readonly listenMs: number;
+  /** The place of the releaser's own next waiter: earlier waiters of a room go first. */
+  readonly before?: number | undefined;
+  /**
+   * A one-shot run's counter lifetime, in ms. Its position follows the room's arguments, so it
+   * is sent with them only.
+   */
+  readonly counterMs?: number | undefined;
+}
+
+/** RELEASE's arguments (see `RELEASE_LUA`). */
+export interface ReleaseArgs {
+  readonly token: string;
+  /** Serve the rooms: a release (a cleanup frees a minority only, so it serves none). */
+  readonly serve?: ServeArgs | undefined;
+}
+
 /** See `RELEASE_LUA`. */
-export const RELEASE: Script<CasReply> = {
+export const RELEASE: Script<CasReply, ReleaseArgs> = {
   name: "release",
   lua: RELEASE_LUA,
-  sha1: "abb5df11fa878795d4453f0a410b588462ef3cc2",
+  sha1: "b128a498e743620b7e27f6e162fb6108f6906f5d",
+  args: ({ token, serve }) => {
+    if (serve === undefined) return [token];
+    const { now, listenMs, before, counterMs } = serve;
+    const args = [token, String(now), String(listenMs)];
+    if (before !== undefined) args.push(String(before));
+    if (counterMs !== undefined) {
+      // The lifetime follows the place, which "" leaves out.
+      if (before === undefined) args.push("");
+      args.push(String(counterMs));
+    }
+    return args;
+  },
   parse: casCode,
 };
 
@@ -137,19 +229,40 @@ export interface RaiseReply {
   readonly counter: number;
 }
 
+/** DISCARD's arguments (see `DISCARD_LUA`). */
+export interface DiscardArgs {
+  /** The failed round's token. */
+  readonly token: string;
+  /** How long its tombstone lives at least, in ms (the round's TTL). */
+  readonly keepMs: number;
+  /** A resume's undo: the ticket's token, put back where `token` is. */
+  readonly restore?: string | undefined;
+}
+
 /** See `DISCARD_LUA`: 1 discarded (or put back), 0 absent everywhere, -1 someone else holds it. */
-export const DISCARD: Script<CasReply> = {
+export const DISCARD: Script<CasReply, DiscardArgs> = {
   name: "discard",
   lua: DISCARD_LUA,
-  sha1: "79c5a75669396e5af4c6563e26ce4a7c54bc60ef",
+  sha1: "f81f3b35b9614647e9c8588e08e57d14bcb9d615",
+  args: ({ token, keepMs, restore }) =>
+    restore === undefined ? [token, String(keepMs)] : [token, String(keepMs), restore],
   parse: casCode,
 };
 
+/** FENCE_RAISE's arguments (see `FENCE_RAISE_LUA`). */
+export interface RaiseArgs {
+  /** Every counter is raised to at least this. */
+  readonly fence: number;
+  /** Ours: the raise counts only where the key holds it (or is absent). */
+  readonly token: string;
+}
+
 /** See `FENCE_RAISE_LUA`. */
-export const FENCE_RAISE: Script<RaiseReply> = {
+export const FENCE_RAISE: Script<RaiseReply, RaiseArgs> = {
   name: "fence-raise",
   lua: FENCE_RAISE_LUA,
-  sha1: "22f3b0923983de4c105415b1d57547b3e4976562",
+  sha1: "0ed13167a4bc6f499fa1df38f1327d434fad5934",
+  args: ({ fence, token }) => [String(fence), token],
   parse(reply) {
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
@@ -159,10 +272,11 @@ export const FENCE_RAISE: Script<RaiseReply> = {
 };
 
 /** See `INSPECT_LUA`. */
-export const INSPECT: Script<InspectReply> = {
+export const INSPECT: Script<InspectReply, NoArgs> = {
   name: "inspect",
   lua: INSPECT_LUA,
-  sha1: "1ae9e642fc8375e16c0c356038f312a6d204d967",
+  sha1: "2516d1d38344a292ca5e2ea22f82612f1c2525c8",
+  args: noArgs,
   parse(reply) {
     const triple = intArray(reply, 3);
     if (triple === undefined) return undefined;
@@ -175,11 +289,22 @@ export const INSPECT: Script<InspectReply> = {
 /** Complete reply: 1 done marker written, 2 already done, 0 held by someone else (untouched). */
 export type CompleteReply = 1 | 2 | 0;
 
+/** COMPLETE's arguments (see `COMPLETE_LUA`). */
+export interface CompleteArgs {
+  readonly token: string;
+  /** How long the done marker stays, in ms. */
+  readonly retentionMs: number;
+  /** Kept in the marker (printable ASCII: the idempotency layer's stored response). */
+  readonly record?: string | undefined;
+}
+
 /** See `COMPLETE_LUA`. */
-export const COMPLETE: Script<CompleteReply> = {
+export const COMPLETE: Script<CompleteReply, CompleteArgs> = {
   name: "complete",
   lua: COMPLETE_LUA,
-  sha1: "1907ea813f9b8314b37c1f8716b07be41e93ea8c",
+  sha1: "94c7e871c0c8e0810b79fdcff791eddcca2edc52",
+  args: ({ token, retentionMs, record }) =>
+    record === undefined ? [token, String(retentionMs)] : [token, String(retentionMs), record],
   parse: (reply) => (reply === 1 || reply === 2 || reply === 0 ? reply : undefined),
 };
 
@@ -193,10 +318,11 @@ export type RecordReply =
   | { readonly kind: "done"; readonly pttl: number; readonly record: string };
 
 /** See `RECORD_LUA`. */
-export const RECORD: Script<RecordReply> = {
+export const RECORD: Script<RecordReply, NoArgs> = {
   name: "record",
   lua: RECORD_LUA,
-  sha1: "5219334752575fa19193f38c2cc630d740558477",
+  sha1: "1c463dbb987e35958f35546b0933d88b07317bf9",
+  args: noArgs,
   parse(reply) {
     if (!Array.isArray(reply) || reply.length !== 3) return undefined;
     const [code, pttl, record] = reply as [unknown, unknown, unknown];
@@ -209,10 +335,11 @@ export const RECORD: Script<RecordReply> = {
 };
 
 /** See `FORCE_RELEASE_LUA`; the reply is the number of deleted keys. */
-export const FORCE_RELEASE: Script<number> = {
+export const FORCE_RELEASE: Script<number, NoArgs> = {
   name: "force-release",
   lua: FORCE_RELEASE_LUA,
-  sha1: "64e1fd9dfc9002be137bb6a90e8fd15e08e77823",
+  sha1: "15f7b131c3ed98d7a9cb961cf3e155ac7622c795",
+  args: noArgs,
   parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
 };
 
@@ -225,11 +352,35 @@ export interface HandoverReply {
   readonly released: CasReply;
 }
 
+/** HANDOVER's arguments (see `HANDOVER_LUA`). */
+export interface HandoverArgs {
+  /** Ours, released. */
+  readonly token: string;
+  /** The next holder's round: its token, lease (ms) and fencing, as ACQUIRE's. */
+  readonly next: Omit<AcquireArgs, "waiter">;
+  /** The next holder's room entry: out of the rooms on its grant; earlier waiters go first. */
+  readonly entry?: RoomEntry | undefined;
+  /** Our epoch ms. */
+  readonly now: number;
+  /** How long a key is kept for a woken listener, in ms. */
+  readonly listenMs: number;
+}
+
 /** See `HANDOVER_LUA`. */
-export const HANDOVER: Script<HandoverReply> = {
+export const HANDOVER: Script<HandoverReply, HandoverArgs> = {
   name: "handover",
   lua: HANDOVER_LUA,
-  sha1: "64b9c9a388da3eb3407a677377b206a0110ed6f4",
+  sha1: "2f7367635237e8ae1095021ddeae5b1745c288e7",
+  args: ({ token, next, entry, now, listenMs }) => [
+    token,
+    next.token,
+    String(next.ttl),
+    flag(next.fencing),
+    entry?.member ?? "",
+    String(now),
+    String(listenMs),
+    entry === undefined ? "" : String(entry.place),
+  ],
   parse(reply) {
     const triple = intArray(reply, 3);
     if (triple === undefined) return undefined;
@@ -245,15 +396,16 @@ export const HANDOVER: Script<HandoverReply> = {
 };
 
 /** See `LEAVE_LUA`; the reply is the number of entries removed. */
-export const LEAVE: Script<number> = {
+export const LEAVE: Script<number, { readonly member: string }> = {
   name: "leave",
   lua: LEAVE_LUA,
-  sha1: "2f766114d8435a3217379abea783f25fb14c7d6e",
+  sha1: "63fb9205db97f1ec6df2190d6a1bc79b20cbc33d",
+  args: ({ member }) => [member],
   parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
 };
 
 /** Every script, for the hash tests. */
-export const SCRIPTS: readonly Script<unknown>[] = [
+export const SCRIPTS: readonly Script<unknown, never>[] = [
   ACQUIRE,
   EXTEND,
   RELEASE,

@@ -43,23 +43,19 @@ export const MUTANTS = {
   "b-raise-counts-everywhere": new Map([mutate(FENCE_RAISE, "counts = 0", "counts = 1")]),
   /** c: a handover never serves the wait room first (local callers hand the key on forever). */
   "c-handover-ignores-room": new Map([
-    mutate(HANDOVER, 'if ARGV[8] and ARGV[8] ~= "" then', "if false then"),
-    mutate(RELEASE, "local before = ARGV[4] and tonumber(ARGV[4])", "local before = nil"),
+    mutate(HANDOVER, 'if place and place ~= "" then', "if false then"),
+    mutate(RELEASE, "local ahead = before and tonumber(before)", "local ahead = nil"),
   ]),
   /** d (with the client's own inference undone too): a re-send misses its own reservation. */
   "d-resend-unrecognised": new Map([
-    mutate(
-      RELEASE,
-      "elseif reservedBy(current, ARGV[1]) then\n    released = 1",
-      "elseif false then\n    released = 1",
-    ),
+    mutate(RELEASE, "elseif reservedBy(current, token) then\n", "elseif false then\n"),
   ]),
   /**
    * e (docs/SAFETY.md §6b I1): a done marker no longer ends the key's story — RECORD reads every key as absent
    * and ACQUIRE grants over a marker — so a kept response is neither replayed nor protected.
    */
   "e-done-ignored": new Map([
-    mutate(RECORD, 'if redis.call("TYPE", KEYS[1]).ok ~= "string" then', "if true then"),
+    mutate(RECORD, 'if redis.call("TYPE", key).ok ~= "string" then', "if true then"),
     mutate(
       ACQUIRE,
       "  currents[i] = current\n",
@@ -73,8 +69,8 @@ export const MUTANTS = {
   "f-resume-reusable": new Map([
     mutate(
       RESUME,
-      'redis.call("SET", KEYS[3 * i - 2], ARGV[2], "PX", ttl)',
-      'redis.call("PEXPIRE", KEYS[3 * i - 2], ttl)',
+      'redis.call("SET", lockKey(i), fresh, "PX", keep)',
+      'redis.call("PEXPIRE", lockKey(i), keep)',
     ),
   ]),
   /**
@@ -96,8 +92,8 @@ export const MUTANTS = {
     [ACQUIRE, RESUME, HANDOVER].map((script) =>
       mutate(
         script,
-        'for i = 1, (triples()) do\n    redis.call("SET", KEYS[3 * i - 1], f)',
-        'for i = 1, 1 do\n    redis.call("SET", KEYS[3 * i - 1], f)',
+        'for i = 1, (triples()) do\n    redis.call("SET", fenceKey(i), f)',
+        'for i = 1, 1 do\n    redis.call("SET", fenceKey(i), f)',
       ),
     ),
   ),
@@ -117,8 +113,8 @@ export const MUTANTS = {
   "j-counter-never-expires": new Map([
     [
       COMPLETE.sha1,
-      mutate(COMPLETE, "outlive(KEYS[2], ARGV[2])", "")[1]
-        .split("outlive(KEYS[2], ARGV[2])")
+      mutate(COMPLETE, "outlive(counter, retention)", "")[1]
+        .split("outlive(counter, retention)")
         .join(""),
     ],
   ]),
@@ -151,7 +147,7 @@ export const MUTANTS = {
   "h22-late-resume-swaps": new Map([
     mutate(
       RESUME,
-      'if string.find(redis.call("GET", void), ARGV[2] .. ",", 1, true) then',
+      'if string.find(redis.call("GET", void), fresh .. ",", 1, true) then',
       "if false then",
     ),
   ]),
@@ -176,7 +172,7 @@ export const MUTANTS = {
     mutate(
       DISCARD,
       'redis.call("SET", void, record, "PX", keep)',
-      'redis.call("SET", void, record, "PX", ARGV[2])',
+      'redis.call("SET", void, record, "PX", keepMs)',
     ),
   ]),
   /**
@@ -188,7 +184,7 @@ export const MUTANTS = {
     mutate(
       DISCARD,
       'redis.call("DEL", key)\n      end\n    else',
-      'redis.call("SET", key, ARGV[3])\n      end\n    else',
+      'redis.call("SET", key, restore)\n      end\n    else',
     ),
   ]),
 } satisfies Record<string, ScriptOverrides>;

@@ -64,7 +64,7 @@ export function unreadBodyError(ms: number): Error {
  * @param [unreadMs=UNREAD_BODY_MS] - how long a body may wait for its first read
  * @returns the stream to answer with, and when its end was reached and `end()` settled
  * @example
- * const watched = untilBodyEnds(c.res.body, () => releaseSettled(lock));
+ * const watched = untilBodyEnds(c.res.body, () => lock.release({ settled: true }));
  * c.res = new Response(watched.stream, c.res);
  */
 export function untilBodyEnds(

@@ -11,7 +11,7 @@ import {
   type QuorumError,
 } from "../../errors";
 import type { Lock, Locks } from "../../lock";
-import { isLocks, releaseSettled } from "../../lock";
+import { isLocks } from "../../lock";
 import { UNREAD_BODY_MS, untilBodyEnds } from "./body";
 import { defaultBudget, executionCtxOf } from "./context";
 import { BUSY_RETRY_AFTER, busyResponse, unavailableResponse } from "./problem";
@@ -285,7 +285,7 @@ export function lock<E extends Env = any, P extends string = any>(
     const release = () => {
       // Every node's answer, not only a majority's: the invocation may end (waitUntil) or freeze
       // (Lambda) once this settles, and a request cut off then leaves the key until its TTL.
-      const released = releaseSettled(held);
+      const released = held.release({ settled: true });
       if (ctx === undefined) return released;
       ctx.waitUntil(released);
       return undefined;
@@ -295,11 +295,11 @@ export function lock<E extends Env = any, P extends string = any>(
      * handler's request is surely live, and settles with the release started at the end.
      */
     const releaseAtBodyEnd = (): (() => Promise<unknown> | undefined) => {
-      if (ctx === undefined) return () => releaseSettled(held);
+      if (ctx === undefined) return () => held.release({ settled: true });
       let settle: (released: Promise<unknown>) => void = () => undefined;
       ctx.waitUntil(new Promise<unknown>((resolve) => (settle = resolve)));
       return () => {
-        settle(releaseSettled(held));
+        settle(held.release({ settled: true }));
         return undefined;
       };
     };

@@ -1,7 +1,6 @@
 import { budget, type LambdaContextLike } from "../../budget";
 import { isLockBusyError } from "../../errors";
 import type { Lock } from "../../lock";
-import { releaseSettled } from "../../lock";
 import { resolveWithLock } from "./options";
 import type { LambdaContext, LambdaHandler, LockedHandler, WithLockOptions } from "./types";
 
@@ -76,7 +75,7 @@ export function withLock<
       // the container freezes when we return, and a DEL still in flight would leave the key on
       // that node until its TTL. release() never throws; the guard keeps the handler's own error
       // from ever being masked.
-      await releaseSettled(lock).catch(() => undefined);
+      await lock.release({ settled: true }).catch(() => undefined);
     }
   };
 }

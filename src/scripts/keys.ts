@@ -1,0 +1,43 @@
+/**
+ * The KEYS of a script call, named: one {@link KeyTriple} per lock key, flattened in the order the
+ * Lua reads them (`lockKey(i)`, `fenceKey(i)`, `roomKey(i)` in `lua.ts`) only where the request is
+ * made, then the tombstone key of the scripts that place or discard a token.
+ *
+ * @module
+ */
+
+/** One lock key as every script takes it: the key, its fence counter and its wait room. */
+export interface KeyTriple {
+  /** Holds the holder's token, a reservation `wake:…` or a done marker `done:…`. */
+  readonly lock: string;
+  /** The fence counter (`<lock>:fence`). */
+  readonly fence: string;
+  /** The wait room (`<lock>:wait`): a sorted set of waiters, and the stem of their channels. */
+  readonly room: string;
+}
+
+/**
+ * A script call's KEYS: every triple's keys in order, then `tombstone` if given (ACQUIRE,
+ * HANDOVER, RESUME and DISCARD read one key after the triples: see `TRIPLES` in `lua.ts`).
+ *
+ * @example
+ * scriptKeys([{ lock: "lock:a", fence: "lock:a:fence", room: "lock:a:wait" }])
+ * // ["lock:a", "lock:a:fence", "lock:a:wait"]
+ */
+export function scriptKeys(triples: readonly KeyTriple[], tombstone?: string): string[] {
+  const keys = triples.flatMap((t) => [t.lock, t.fence, t.room]);
+  if (tombstone !== undefined) keys.push(tombstone);
+  return keys;
+}
+
+/**
+ * The tombstone key of `token`'s round on a lock (`<first lock key>:void:<token>`): written by
+ * DISCARD when the round failed, read by the scripts that would place `token` (docs/SAFETY.md §2,
+ * L3). For a resume's undo, `token` is the ticket's: the ticket's record of failed resumes.
+ *
+ * @example
+ * tombstoneKey(triples, "9f2c…") // "lock:a:void:9f2c…"
+ */
+export function tombstoneKey(triples: readonly KeyTriple[], token: string): string {
+  return `${triples[0]?.lock}:void:${token}`;
+}
