@@ -36,7 +36,16 @@ function invalid(option: string, requirement: string, value: unknown): never {
   );
 }
 
+const KNOWN = new Set([...Object.keys(DEFAULTS), "redisServer"]);
+
 function validate(options: DevClusterOptions): Required<Omit<DevClusterOptions, "redisServer">> {
+  for (const name of Object.keys(options)) {
+    if (!KNOWN.has(name)) {
+      throw new DevClusterError(
+        `startDevCluster: unknown option "${name}" (known: ${[...KNOWN].join(", ")})`,
+      );
+    }
+  }
   const { nodes, persistence, host, port, maxBodyBytes, seed, backend } = {
     ...DEFAULTS,
     ...options,

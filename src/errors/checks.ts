@@ -18,6 +18,16 @@ export function checkKnown(options: unknown, known: ReadonlySet<string>, of: str
   if (typeof options !== "object" || options === null) {
     throw new ConfigurationError("options", "expected an object");
   }
+  // An array or a Map has no unknown keys to find, yet is surely not the options meant.
+  const proto: unknown = Object.getPrototypeOf(options);
+  if (
+    proto !== null &&
+    proto !== Object.prototype &&
+    (proto as object).constructor?.name !== "Object"
+  ) {
+    const kind = (proto as object).constructor?.name ?? "object";
+    throw new ConfigurationError("options", `expected a plain object, got ${kind}`);
+  }
   for (const name of Object.keys(options)) {
     if (!known.has(name)) throw new ConfigurationError(name, `unknown option of ${of}`);
   }

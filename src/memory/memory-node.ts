@@ -86,7 +86,8 @@ export class MemoryNode implements RedisLike {
       throw new ConfigurationError("clock", "expected an object with now() (epoch ms)");
     }
     this.#node = new SimNode({
-      now: () => clock.now(),
+      // Redis's clock is whole milliseconds: a fractional clock would give fractional PTTLs.
+      now: () => Math.floor(clock.now()),
       onPublish: (channel, message) => this.#channels.publish(channel, message),
     });
   }
@@ -189,7 +190,10 @@ export function memoryNode(options: MemoryNodeOptions = {}): MemoryNode {
  */
 export function memoryNodes(count: number, options: MemoryNodeOptions = {}): MemoryNode[] {
   if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 1) {
-    throw new ConfigurationError("count", `expected an integer >= 1, got ${String(count)}`);
+    throw new ConfigurationError(
+      "count",
+      `expected an integer >= 1, got ${typeof count === "string" ? JSON.stringify(count) : String(count)}`,
+    );
   }
   return Array.from({ length: count }, () => new MemoryNode(options));
 }

@@ -41,6 +41,7 @@ describe("startDevCluster options", () => {
       [{ maxBodyBytes: 0 }, /"maxBodyBytes"/],
       [{ host: "" }, /"host"/],
       [{ backend: "disk" }, /"backend"/],
+      [{ bogus: 1 }, /unknown option "bogus"/],
     ];
     for (const [options, message] of cases) {
       const error = await startDevCluster(options).catch((e: unknown) => e);

@@ -154,6 +154,8 @@ describe("release({ settled: true })", () => {
     ["options", null],
     ["options", "settled"],
     ["options", true],
+    ["options", []],
+    ["options", new Map()],
   ])(
     "refuses a bad option with a ConfigurationError naming %s, before anything is sent",
     async (option, options) => {

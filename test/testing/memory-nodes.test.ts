@@ -206,8 +206,15 @@ describe("options", () => {
     expect(() => memoryNode({ clock: {} as never })).toThrow(/`clock`/);
     expect(() => memoryNodes(0)).toThrow(/`count`/);
     expect(() => memoryNodes(1.5)).toThrow(/`count`/);
+    expect(() => memoryNodes("3" as never)).toThrow('got "3"');
     expect(() => manualClock().advance(-1)).toThrow(/`ms`/);
     expect(() => manualClock(Number.NaN)).toThrow(/`start`/);
+  });
+
+  it("a clock with fractional milliseconds still gives whole-millisecond PTTLs, as Redis does", () => {
+    const node = memoryNode({ clock: { now: () => 1_000.75 } });
+    node.command(["SET", "k", "v", "PX", "100"]);
+    expect(node.pttl("k")).toBe(100);
   });
 
   it("the default clock is real time: a key set with PX 1000 reports a PTTL of at most 1000", () => {
