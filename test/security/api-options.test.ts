@@ -208,6 +208,17 @@ describe("options: an unknown name, a non-object, an array, a Map and null are r
     expect(w.runs(), "the protected work ran").toBe(0);
     if (row.setup === undefined) {
       expect(await lockKeys(w.prefix)).toEqual([]);
+      // The row's call itself is sound: with valid options it is accepted (so the refusals
+      // above came from the options, not from another argument).
+      if (row.positional === undefined) {
+        const valid = await Promise.resolve()
+          .then(() => row.call(w, base))
+          .catch((e: unknown) => e);
+        await dispose(valid);
+        expect(isConfigurationError(valid) || valid instanceof DevClusterError, String(valid)).toBe(
+          false,
+        );
+      }
       return;
     }
     // Still held on every node, as granted: a refused call changed nothing.
