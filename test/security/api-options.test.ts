@@ -38,6 +38,19 @@ afterAll(() => devCluster?.stop());
 const isClass = (value: unknown): boolean =>
   typeof value === "function" && /^class[\s{]/.test(Function.prototype.toString.call(value));
 
+/** `Symbol.asyncDispose` → "Symbol.asyncDispose" (its description differs between runtimes). */
+const WELL_KNOWN = new Map(
+  Object.getOwnPropertyNames(Symbol)
+    .map((name) => [(Symbol as unknown as Record<string, unknown>)[name], `Symbol.${name}`])
+    .filter((entry): entry is [symbol, string] => typeof entry[0] === "symbol"),
+);
+
+/** A symbol's name if code outside its module can reach it (well-known or registered). */
+function reachable(symbol: symbol): string | undefined {
+  const key = Symbol.keyFor(symbol);
+  return WELL_KNOWN.get(symbol) ?? (key === undefined ? undefined : `Symbol.for(${key})`);
+}
+
 /** The methods (not getters) an object has: its own functions and its prototypes'. */
 function methodsOf(value: object): string[] {
   const names = new Set<string>();
@@ -52,6 +65,13 @@ function methodsOf(value: object): string[] {
     for (const name of Object.getOwnPropertyNames(proto)) {
       const descriptor = Object.getOwnPropertyDescriptor(proto, name);
       if (name !== "constructor" && typeof descriptor?.value === "function") names.add(name);
+    }
+    // `[Symbol.asyncDispose]` and the like: called by the language, listed all the same. A
+    // symbol private to a module (the handle's doors for the wrappers) is no public method.
+    for (const symbol of Object.getOwnPropertySymbols(proto)) {
+      const descriptor = Object.getOwnPropertyDescriptor(proto, symbol);
+      const name = reachable(symbol);
+      if (name !== undefined && typeof descriptor?.value === "function") names.add(`[${name}]`);
     }
   }
   return [...names].sort();

@@ -180,6 +180,9 @@ export const ROWS: Record<string, OptionsRow | ReasonRow> = {
     accepts: { number: `${NUMBER_ARGUMENT} (the new lease, ms)` },
     setup: "lock",
   },
+  "Lock.[Symbol.asyncDispose]": {
+    none: "`await using`'s end: the language calls it with no arguments",
+  },
   "Budget.remaining": { none: NO_ARGUMENTS },
   "Budget.remainingSubrequests": { none: NO_ARGUMENTS },
   "Budget.charge": {
