@@ -66,6 +66,26 @@ describe("budget", () => {
     ["deadline", () => budget.until(Number.NaN)],
     ["context", () => budget.lambda({} as never)],
     ["remaining", () => createBudget(Number.NaN)],
+    // A typo or a misplaced argument is refused, never read as "no reserve" / "no margin".
+    [
+      "reserv",
+      () => budget.lambda({ getRemainingTimeInMillis: () => 3_000 }, { reserv: 5_000 } as never),
+    ],
+    ["wallMS", () => budget.workersFetch({ wallMS: 20_000 } as never)],
+    ["marign", () => budget.within(5_000, { marign: 500 } as never)],
+    ["wallMs", () => budget.workersScheduled({ wallMs: 1_000 } as never)],
+    ["margin", () => budget.until(Date.now() + 1_000, { margin: "500" } as never)],
+    ["options", () => budget.within(5_000, null as never)],
+    ["options", () => budget.within(5_000, 500 as never)],
+    ["options", () => budget.until(Date.now(), "soon" as never)],
+    ["options", () => budget.workersFetch([] as never)],
+    ["options", () => budget.workersScheduled(new Map() as never)],
+    ["options", () => budget.lambda({ getRemainingTimeInMillis: () => 1 }, null as never)],
+    ["ms", () => budget.within("5000" as never)],
+    ["reserv", () => createBudget(1_000, { reserv: 1 } as never)],
+    ["options", () => createBudget(1_000, null as never)],
+    ["requests", () => budget.within(1_000).charge("2" as never)],
+    ["lease", () => budget.within(1_000).ttl(Number.NaN)],
   ])("rejects a bad %s", (option, make) => {
     try {
       make();
@@ -73,6 +93,7 @@ describe("budget", () => {
     } catch (error) {
       expect(isConfigurationError(error)).toBe(true);
       expect((error as { option: string }).option).toBe(option);
+      expect((error as Error).message).toContain(`\`${option}\``);
     }
   });
 });

@@ -1,4 +1,4 @@
-import { ConfigurationError } from "../errors";
+import { ConfigurationError, checkKnown } from "../errors";
 
 /**
  * Options shared by every budget factory.
@@ -56,9 +56,12 @@ export interface Budget {
   remaining(): number;
   /** Node requests left in the allowance (`Infinity` when unlimited; never negative). */
   remainingSubrequests(): number;
-  /** Record `requests` node requests (default 1). */
+  /** Record `requests` node requests (default 1). @throws {ConfigurationError} `requests` not an integer >= 0 */
   charge(requests?: number): void;
-  /** TTL for a grant or extension: `min(lease, remaining + margin)`, floored, at least 0. */
+  /**
+   * TTL for a grant or extension: `min(lease, remaining + margin)`, floored, at least 0.
+   * @throws {ConfigurationError} `lease` not a number >= 0
+   */
   ttl(lease: number): number;
 }
 
@@ -97,13 +100,22 @@ class ExecutionBudget implements Budget {
   }
 
   charge(requests = 1): void {
+    // A string would turn the count into text and every later comparison into nonsense.
+    if (typeof requests !== "number" || !Number.isSafeInteger(requests) || requests < 0) {
+      throw new ConfigurationError("requests", `expected an integer >= 0, got ${String(requests)}`);
+    }
     this.#spent += requests;
   }
 
   ttl(lease: number): number {
+    if (typeof lease !== "number" || Number.isNaN(lease) || lease < 0) {
+      throw new ConfigurationError("lease", `expected a number of ms >= 0, got ${String(lease)}`);
+    }
     return Math.max(0, Math.floor(Math.min(lease, this.remaining() + this.margin)));
   }
 }
+
+const OPTIONS: ReadonlySet<string> = new Set(["margin", "reserve", "subrequests"]);
 
 function checkNonNegative(option: string, value: number | undefined): void {
   if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
@@ -115,14 +127,20 @@ function checkNonNegative(option: string, value: number | undefined): void {
  * Validate the shared options and build a budget with `remainingMs` left from now.
  * Factories call this; it is exported for adapters that compute their own remaining time.
  *
- * @throws {ConfigurationError} for a negative or non-finite option
+ * @throws {ConfigurationError} for a negative or non-finite option, an unknown one, or options
+ *   that are not a plain object (only `undefined` means none)
  * @example
  * const b = createBudget(2_000, { reserve: 500 });
  */
-export function createBudget(remainingMs: number, options: BudgetOptions = {}): Budget {
-  if (!Number.isFinite(remainingMs)) {
-    throw new ConfigurationError("remaining", `expected a finite number of ms, got ${remainingMs}`);
+export function createBudget(remainingMs: number, options?: BudgetOptions): Budget {
+  if (typeof remainingMs !== "number" || !Number.isFinite(remainingMs)) {
+    throw new ConfigurationError(
+      "remaining",
+      `expected a finite number of ms, got ${String(remainingMs)}`,
+    );
   }
+  if (options === undefined) return new ExecutionBudget(remainingMs, {});
+  checkKnown(options, OPTIONS, "createBudget()");
   checkNonNegative("margin", options.margin);
   checkNonNegative("reserve", options.reserve);
   const { subrequests } = options;

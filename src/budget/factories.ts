@@ -1,4 +1,4 @@
-import { ConfigurationError } from "../errors";
+import { ConfigurationError, checkKnown } from "../errors";
 import { type Budget, type BudgetOptions, createBudget } from "./budget";
 
 /**
@@ -50,6 +50,25 @@ export interface WorkersScheduledBudgetOptions extends BudgetOptions {
 const SCHEDULED_WALL_MS = 15 * 60 * 1000;
 const WORKERS_FREE_SUBREQUESTS = 50;
 
+const SHARED = ["margin", "reserve", "subrequests"] as const;
+const BUDGET_OPTIONS: ReadonlySet<string> = new Set(SHARED);
+const FETCH_OPTIONS: ReadonlySet<string> = new Set([...SHARED, "wallMs"]);
+
+/**
+ * The options a factory was given, checked: only `undefined` means none; anything but a plain
+ * object, or a name the factory does not know (`reserv`), is refused before a budget exists, so a
+ * typo never leaves a lock with no reserve.
+ */
+function known<T extends object>(
+  options: T | undefined,
+  names: ReadonlySet<string>,
+  of: string,
+): T {
+  if (options === undefined) return {} as T;
+  checkKnown(options, names, of);
+  return options;
+}
+
 function nonNegativeMs(option: string, value: number): number {
   if (!(Number.isFinite(value) && value >= 0)) {
     throw new ConfigurationError(option, `expected a finite number of ms >= 0, got ${value}`);
@@ -75,9 +94,11 @@ function nonNegativeMs(option: string, value: number): number {
 export const budget = {
   /**
    * Budget of an AWS Lambda invocation, from `context.getRemainingTimeInMillis()`.
-   * @throws {ConfigurationError} `context` without `getRemainingTimeInMillis`
+   * @throws {ConfigurationError} `context` without `getRemainingTimeInMillis`, or an option
+   *   that is unknown or out of range (named)
    */
-  lambda(context: LambdaContextLike, options: BudgetOptions = {}): Budget {
+  lambda(context: LambdaContextLike, options?: BudgetOptions): Budget {
+    const checked = known(options, BUDGET_OPTIONS, "budget.lambda()");
     if (typeof context?.getRemainingTimeInMillis !== "function") {
       throw new ConfigurationError(
         "context",
@@ -85,34 +106,50 @@ export const budget = {
       );
     }
     const remaining = context.getRemainingTimeInMillis();
-    return createBudget(nonNegativeMs("context.getRemainingTimeInMillis()", remaining), options);
+    return createBudget(nonNegativeMs("context.getRemainingTimeInMillis()", remaining), checked);
   },
 
-  /** Budget of a Workers fetch handler: `wallMs` (default 30 s) and `subrequests` (default 50). */
-  workersFetch(options: WorkersFetchBudgetOptions = {}): Budget {
-    const { wallMs = 30_000, subrequests = WORKERS_FREE_SUBREQUESTS, ...rest } = options;
+  /**
+   * Budget of a Workers fetch handler: `wallMs` (default 30 s) and `subrequests` (default 50).
+   * @throws {ConfigurationError} an option that is unknown or out of range (named)
+   */
+  workersFetch(options?: WorkersFetchBudgetOptions): Budget {
+    const checked = known(options, FETCH_OPTIONS, "budget.workersFetch()");
+    const { wallMs = 30_000, subrequests = WORKERS_FREE_SUBREQUESTS, ...rest } = checked;
     return createBudget(nonNegativeMs("wallMs", wallMs), { ...rest, subrequests });
   },
 
-  /** Budget of a Workers scheduled (Cron Trigger) or queue handler: 15 minutes of wall time. */
-  workersScheduled(options: WorkersScheduledBudgetOptions = {}): Budget {
-    const { subrequests = WORKERS_FREE_SUBREQUESTS, ...rest } = options;
+  /**
+   * Budget of a Workers scheduled (Cron Trigger) or queue handler: 15 minutes of wall time.
+   * @throws {ConfigurationError} an option that is unknown or out of range (named)
+   */
+  workersScheduled(options?: WorkersScheduledBudgetOptions): Budget {
+    const checked = known(options, BUDGET_OPTIONS, "budget.workersScheduled()");
+    const { subrequests = WORKERS_FREE_SUBREQUESTS, ...rest } = checked;
     return createBudget(SCHEDULED_WALL_MS, { ...rest, subrequests });
   },
 
   /**
    * Budget ending at an epoch-ms deadline (`Date.now()` clock, converted once to the monotonic
    * clock). A deadline in the past gives an exhausted budget.
+   * @throws {ConfigurationError} `deadline` not finite, or an option that is unknown or out of
+   *   range (named)
    */
-  until(deadlineEpochMs: number, options: BudgetOptions = {}): Budget {
+  until(deadlineEpochMs: number, options?: BudgetOptions): Budget {
+    const checked = known(options, BUDGET_OPTIONS, "budget.until()");
     if (!Number.isFinite(deadlineEpochMs)) {
       throw new ConfigurationError("deadline", `expected epoch ms, got ${deadlineEpochMs}`);
     }
-    return createBudget(deadlineEpochMs - Date.now(), options);
+    return createBudget(deadlineEpochMs - Date.now(), checked);
   },
 
-  /** Budget ending `ms` milliseconds from now. */
-  within(ms: number, options: BudgetOptions = {}): Budget {
-    return createBudget(nonNegativeMs("ms", ms), options);
+  /**
+   * Budget ending `ms` milliseconds from now.
+   * @throws {ConfigurationError} `ms` not a finite number >= 0, or an option that is unknown or
+   *   out of range (named)
+   */
+  within(ms: number, options?: BudgetOptions): Budget {
+    const checked = known(options, BUDGET_OPTIONS, "budget.within()");
+    return createBudget(nonNegativeMs("ms", ms), checked);
   },
 } as const;

@@ -10,9 +10,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { isPlainObject } from "../errors";
 import { registerEmergencyStop, Watchdog } from "./cleanup";
 import type { BackendKind } from "./engine";
-import { DevClusterError, RedisServerNotFoundError } from "./errors";
+import { DevClusterError, kindOf, RedisServerNotFoundError } from "./errors";
 import { LocalNode } from "./node";
 import { ioredisAvailable, loadEngine } from "./optional";
 import { findRedisServer } from "./redis-process";
@@ -39,6 +40,12 @@ function invalid(option: string, requirement: string, value: unknown): never {
 const KNOWN = new Set([...Object.keys(DEFAULTS), "redisServer"]);
 
 function validate(options: DevClusterOptions): Required<Omit<DevClusterOptions, "redisServer">> {
+  // Only `undefined` means "the defaults": `null`, a number or an array is a mistake.
+  if (!isPlainObject(options)) {
+    throw new DevClusterError(
+      `startDevCluster: "options" must be a plain object (got ${kindOf(options)})`,
+    );
+  }
   for (const name of Object.keys(options)) {
     if (!KNOWN.has(name)) {
       throw new DevClusterError(

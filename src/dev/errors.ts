@@ -39,3 +39,15 @@ export class RedisServerNotFoundError extends DevClusterError {
     );
   }
 }
+
+/**
+ * What a bad options argument is, for a dev cluster error's message: `null`, `number`, `Array`.
+ *
+ * @example
+ * kindOf([]) // "Array"
+ */
+export function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value !== "object") return typeof value;
+  return (Object.getPrototypeOf(value) as object | null)?.constructor?.name ?? "object";
+}

@@ -44,6 +44,11 @@ describe("validateFault", () => {
     expect(() => validateFault({ kind: "status", status: 500, body: 1 })).toThrow(/"body"/);
     expect(() => validateFault({ kind: "hang", command: "" })).toThrow(/"command"/);
     expect(() => validateFault({ kind: "hang", count: 1.5 })).toThrow(/"count"/);
+    // A typo (or a field of another kind) must not leave a fault that acts otherwise than meant.
+    expect(() => validateFault({ kind: "latency", ms: 5, cuont: 1 })).toThrow(
+      /unknown field "cuont"/,
+    );
+    expect(() => validateFault({ kind: "hang", ms: 5 })).toThrow(/unknown field "ms"/);
     expect(validateFault({ kind: "latency", ms: [1, 1] })).toEqual({ kind: "latency", ms: [1, 1] });
   });
 });

@@ -26,12 +26,28 @@ function invalid(what: string): never {
 const isDuration = (v: unknown): v is number =>
   typeof v === "number" && Number.isFinite(v) && v >= 0;
 
+/** The fields of each kind of fault beside `kind`, `command` and `count`. */
+const FIELDS: Record<Fault["kind"], readonly string[]> = {
+  latency: ["ms"],
+  status: ["status", "body"],
+  hang: [],
+  "reset-before": [],
+  "reset-after": [],
+  noscript: [],
+};
+
 /** Checks a fault coming from code or from the admin route; throws {@link DevClusterError}. */
 export function validateFault(value: unknown): Fault {
   if (typeof value !== "object" || value === null) invalid("expected an object");
   const fault = value as Record<string, unknown>;
   if (typeof fault.kind !== "string" || !KINDS.has(fault.kind)) {
     invalid(`"kind" must be one of ${[...KINDS].join(", ")}`);
+  }
+  const fields = FIELDS[fault.kind as Fault["kind"]];
+  for (const name of Object.keys(fault)) {
+    if (name !== "kind" && name !== "command" && name !== "count" && !fields.includes(name)) {
+      invalid(`unknown field "${name}" of a "${fault.kind}" fault`);
+    }
   }
   if (fault.command !== undefined && (typeof fault.command !== "string" || fault.command === "")) {
     invalid(`"command" must be a non-empty string`);

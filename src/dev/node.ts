@@ -6,12 +6,13 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
+import { isPlainObject } from "../errors";
 import { type AdminControls, createAdminHandler } from "./admin";
 import { createToken } from "./auth";
 import type { Watchdog } from "./cleanup";
 import { Endpoint } from "./endpoint";
 import type { BackendKind, Engine, StartEngine } from "./engine";
-import { DevClusterError } from "./errors";
+import { DevClusterError, kindOf } from "./errors";
 import { FaultSet } from "./faults";
 import { Stats } from "./stats";
 import type { Fault, NodeStats, RestartOptions } from "./types";
@@ -139,6 +140,19 @@ export class LocalNode implements AdminControls {
 
   async restart(opts: RestartOptions = {}): Promise<void> {
     this.#assertNotStopped("restart");
+    // A typo (`keepdata`) or a bare number must not restart the node with the defaults.
+    if (!isPlainObject(opts)) {
+      throw new DevClusterError(
+        `${this.label}: restart "options" must be a plain object (got ${kindOf(opts)})`,
+      );
+    }
+    for (const name of Object.keys(opts)) {
+      if (name !== "delayMs" && name !== "keepData") {
+        throw new DevClusterError(
+          `${this.label}: restart: unknown option "${name}" (known: delayMs, keepData)`,
+        );
+      }
+    }
     const { persistence } = this.#spec;
     const delayMs = opts.delayMs ?? 0;
     const keepData = opts.keepData ?? persistence === "aof";

@@ -16,21 +16,33 @@ import { ConfigurationError } from "./errors";
  */
 export function checkKnown(options: unknown, known: ReadonlySet<string>, of: string): void {
   if (typeof options !== "object" || options === null) {
-    throw new ConfigurationError("options", "expected an object");
+    const got = options === null ? "null" : typeof options;
+    throw new ConfigurationError("options", `expected an object, got ${got}`);
   }
   // An array or a Map has no unknown keys to find, yet is surely not the options meant.
-  const proto: unknown = Object.getPrototypeOf(options);
-  if (
-    proto !== null &&
-    proto !== Object.prototype &&
-    (proto as object).constructor?.name !== "Object"
-  ) {
-    const kind = (proto as object).constructor?.name ?? "object";
+  if (!isPlainObject(options)) {
+    const kind = (Object.getPrototypeOf(options) as object).constructor?.name ?? "object";
     throw new ConfigurationError("options", `expected a plain object, got ${kind}`);
   }
   for (const name of Object.keys(options)) {
     if (!known.has(name)) throw new ConfigurationError(name, `unknown option of ${of}`);
   }
+}
+
+/**
+ * Whether `value` is a plain object: an object literal, one without a prototype, or one from
+ * another realm (an iframe's, a `vm` context's) — not an array, a Map or a class instance.
+ *
+ * @example
+ * isPlainObject({ lease: 5_000 }) // true
+ * isPlainObject([]) // false
+ */
+export function isPlainObject(value: unknown): value is object {
+  if (typeof value !== "object" || value === null) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return (
+    proto === null || proto === Object.prototype || (proto as object).constructor?.name === "Object"
+  );
 }
 
 /**

@@ -7,7 +7,13 @@
  */
 
 // The option checks every entry point shares: a `ConfigurationError` naming the option.
-export { checkFunction, checkKnown, optionalMs, optionalNonNegative } from "./checks";
+export {
+  checkFunction,
+  checkKnown,
+  isPlainObject,
+  optionalMs,
+  optionalNonNegative,
+} from "./checks";
 // The words for node outcomes that errors, events and the CLI put in their messages.
 export {
   configurationFault,

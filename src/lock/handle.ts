@@ -348,10 +348,9 @@ export class LockHandle implements Lock {
           "work that continues elsewhere",
       );
     }
-    const lease = options?.lease;
-    if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)) {
-      throw new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`);
-    }
+    // Handing on cannot be undone: a typo (`leaes`) or a bare number must not hand the lock on
+    // with the default lease. Refused before any step: the lock is as it was.
+    const lease = ticketLease(options);
     this.#ticketing ??= this.#ticketOnce(lease ?? this.#grant.lease);
     return this.#ticketing;
   }
@@ -587,6 +586,27 @@ function settledOption(options: unknown): boolean {
     throw new ConfigurationError("settled", `expected a boolean, got ${typeof settled}`);
   }
   return settled === true;
+}
+
+const TICKET_OPTIONS: ReadonlySet<string> = new Set(["lease"]);
+
+/**
+ * `lease` of `lock.ticket(options)`, validated (`undefined`: the lock's own lease).
+ *
+ * @throws {ConfigurationError} `options` not a plain object, an unknown option, or `lease` not a
+ * positive integer of ms up to the timer range
+ */
+function ticketLease(options: unknown): number | undefined {
+  if (options === undefined) return undefined;
+  checkKnown(options, TICKET_OPTIONS, "ticket()");
+  const { lease } = options as { lease?: unknown };
+  if (
+    lease !== undefined &&
+    !(typeof lease === "number" && Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)
+  ) {
+    throw new ConfigurationError("lease", `expected a positive integer (ms), got ${String(lease)}`);
+  }
+  return lease as number | undefined;
 }
 
 /**

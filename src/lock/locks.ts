@@ -1,4 +1,4 @@
-import { ConfigurationError, isLockBusyError } from "../errors";
+import { ConfigurationError, checkKnown, isLockBusyError, isPlainObject } from "../errors";
 import { freeAfter } from "../quorum";
 import { acquireLoop, type Grant } from "./acquire";
 import { LockCore } from "./core";
@@ -14,6 +14,9 @@ import type {
   Locks,
   LocksOptions,
 } from "./types";
+
+/** Options of `locks.resume()`: the lease is the ticket's. */
+const RESUME_OPTIONS: ReadonlySet<string> = new Set(["budget", "autoExtend"]);
 
 /** Per-node timeout of inspect / force release, which grant nothing. */
 const ADMIN_TIMEOUT_FLOOR = 1_000;
@@ -115,10 +118,12 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
     acquire: (key, opts) => acquire(key, opts, false),
 
     async tryAcquire(key, opts) {
-      // Anything but an options object goes through as is, for acquire's checks to name it.
-      const once = typeof opts === "object" && opts !== null ? { ...opts, wait: 0 } : opts;
+      // Anything but a plain options object (`null`, an array, a Map…) goes through as is, for
+      // acquire's checks to name it: spreading it would read it as no options.
+      const once =
+        opts === undefined ? { wait: 0 } : isPlainObject(opts) ? { ...opts, wait: 0 } : opts;
       try {
-        return await acquire(key, once ?? { wait: 0 }, false);
+        return await acquire(key, once, false);
       } catch (error) {
         if (isLockBusyError(error)) return null;
         throw error;
@@ -142,15 +147,8 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
 
     async resume(ticket, opts) {
       const checked = checkTicket(ticket, core);
-      const o = opts ?? {};
-      if (typeof o !== "object" || o === null) {
-        throw new ConfigurationError("options", "expected an object");
-      }
-      for (const name of Object.keys(o)) {
-        if (name !== "budget" && name !== "autoExtend") {
-          throw new ConfigurationError(name, "unknown option (resume takes budget, autoExtend)");
-        }
-      }
+      const o = opts === undefined ? {} : opts;
+      checkKnown(o, RESUME_OPTIONS, "resume() (it takes budget, autoExtend)");
       const call = resolveCall(resolved, { ...o, lease: checked.ticket.lease }, false, 0);
       const grant = await resumeGrant(core, checked, call.budget);
       return new LockHandle(core, grant, call.budget, call.autoExtend);

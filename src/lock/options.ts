@@ -1,5 +1,5 @@
 import type { Budget } from "../budget";
-import { ConfigurationError } from "../errors";
+import { ConfigurationError, checkKnown } from "../errors";
 import type { RestNode } from "../node";
 import { createNode } from "../node";
 import { bestValidity, quorumOf } from "../quorum";
@@ -149,9 +149,8 @@ export function resolveOptions(options: LocksOptions): ResolvedOptions {
   if (typeof options !== "object" || options === null) {
     throw new ConfigurationError("options", "expected an object with at least `nodes`");
   }
-  for (const name of Object.keys(options)) {
-    if (!KNOWN.has(name)) throw new ConfigurationError(name, "unknown option");
-  }
+  // An array or a Map is refused as `options`, not read as "no nodes".
+  checkKnown(options, KNOWN, "createLocks()");
   const prefix = options.prefix ?? DEFAULTS.prefix;
   if (typeof prefix !== "string" || prefix.length === 0) {
     throw new ConfigurationError("prefix", "expected a non-empty string");
@@ -254,14 +253,10 @@ export function resolveCall(
   autoExtendDefault: boolean,
   waitDefault: number = resolved.wait,
 ): ResolvedCall {
-  const o = options ?? {};
-  if (typeof o !== "object" || o === null) {
-    throw new ConfigurationError("options", "expected an object");
-  }
-  for (const name of Object.keys(o)) {
-    // A typo (`wiat`) must not silently turn into "no wait".
-    if (!CALL_OPTIONS.has(name)) throw new ConfigurationError(name, "unknown option");
-  }
+  // Only `undefined` means "no options": `null`, a number, an array or a Map is a mistake, and a
+  // typo (`wiat`) must not silently turn into "no wait".
+  const o = options === undefined ? {} : options;
+  checkKnown(o, CALL_OPTIONS, "acquire(), tryAcquire() and using()");
   const leaseMs = lease(o.lease ?? resolved.lease);
   if (bestValidity(leaseMs, resolved.driftFactor) < Math.max(1, resolved.minValidity)) {
     throw new ConfigurationError("lease", "too short: no grant could reach minValidity");

@@ -163,7 +163,9 @@ export interface Lock {
    * pipeline. Idempotent (the same ticket again).
    * @throws {LockLostError} the lock was lost or released
    * @throws {QuorumError} the extension failed on too many nodes (the lock stays yours)
-   * @throws {ConfigurationError} `lease` is not a positive integer
+   * @throws {ConfigurationError} `options` is not a plain object, holds an unknown option, or
+   *   `lease` is not a positive integer (the promise rejects before anything is sent; the lock is
+   *   held)
    */
   ticket(options?: { readonly lease?: number | undefined }): Promise<LockTicket>;
   /**

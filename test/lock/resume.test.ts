@@ -109,6 +109,38 @@ describe("lock.ticket() → locks.resume(ticket) in another Locks", () => {
     await (await sender.resume(a)).release();
   });
 
+  it.each([
+    ["a typo", { leaes: 300_000 }, "leaes"],
+    ["a bare number", 300_000, "options"],
+    ["a string", "300000", "options"],
+    ["an array", [{ lease: 300_000 }], "options"],
+    ["a Map", new Map([["lease", 300_000]]), "options"],
+    ["null", null, "options"],
+    ["a lease in a string", { lease: "300000" }, "lease"],
+  ])(
+    "ticket(%s) is refused before anything is sent; the lock stays held",
+    async (_, options, option) => {
+      const { prefix, sender } = pair("ticket-refused", { lease: 20_000 });
+      const lock = await sender.acquire("k");
+      await landed(dev.cluster, N);
+      resetCluster(dev.cluster);
+      const ticket = lock.ticket as (o: unknown) => Promise<unknown>;
+      const error = await ticket.call(lock, options).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect((error as ConfigurationError).option).toBe(option);
+      expect((error as Error).message).toContain(`\`${option}\``);
+      await sleep(50);
+      expect(requests(dev.cluster)).toBe(0);
+      // Still ours, with the lease it was granted (not handed on with the default one).
+      expect(lock.signal.aborted).toBe(false);
+      const pttls = await pttlBack(dev, N, `${prefix}k`);
+      for (const pttl of pttls) expect(pttl).toBeGreaterThan(15_000);
+      for (const pttl of pttls) expect(pttl).toBeLessThanOrEqual(20_000);
+      expect((await lock.release()).status).toBe("released");
+      expect(await pttlBack(dev, N, `${prefix}k`)).toEqual([-2, -2, -2]);
+    },
+  );
+
   it("a ticket whose lock expired → LockLostError; nothing is resurrected", async () => {
     const { prefix, sender, receiver } = pair("expired", { lease: 300 });
     const ticket = await (await sender.acquire("k")).ticket();

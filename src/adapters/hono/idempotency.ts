@@ -1,5 +1,5 @@
 import type { Context, Env, MiddlewareHandler } from "hono";
-import { ConfigurationError } from "../../errors";
+import { ConfigurationError, isPlainObject } from "../../errors";
 import {
   type IdempotencyOptions,
   keptHeaders,
@@ -96,6 +96,11 @@ export type IdempotencyEnv<E extends Env> = 0 extends 1 & E
 export function idempotency<E extends Env = any>(
   options: IdempotencyMiddlewareOptions<E>,
 ): MiddlewareHandler<IdempotencyEnv<E>> {
+  // Before taking `replayStreams` out: null, a number or an array is refused as `options`, not
+  // read as no options (the other names are checked with the shared ones).
+  if (!isPlainObject(options)) {
+    throw new ConfigurationError("options", "idempotency() expects an options object { locks }");
+  }
   const { replayStreams = false, ...shared } = options;
   if (typeof replayStreams !== "boolean") {
     throw new ConfigurationError("replayStreams", "expected a boolean");

@@ -3,6 +3,7 @@ import type { Budget } from "../../budget";
 import {
   type BudgetExhaustedError,
   ConfigurationError,
+  checkKnown,
   isBudgetExhaustedError,
   isLockBusyError,
   isQuorumError,
@@ -142,9 +143,8 @@ function validate(options: LockOptions): void {
   if (typeof options !== "object" || options === null) {
     throw new ConfigurationError("options", "lock() expects an options object { locks, key }");
   }
-  for (const name of Object.keys(options)) {
-    if (!KNOWN.has(name)) throw new ConfigurationError(name, "unknown option of lock()");
-  }
+  // An array or a Map is refused as `options`, not read as "no locks".
+  checkKnown(options, KNOWN, "lock()");
   const { locks, lease, wait, fencing } = options;
   if (typeof locks !== "function" && !isLocks(locks)) {
     throw new ConfigurationError("locks", "expected createLocks(...) or a function (c) => Locks");
