@@ -17,6 +17,7 @@ import {
   structured,
   wantsMultiValue,
 } from "./http";
+import { clearLockAnswer, isLockAnswer } from "./lock-answer";
 import type { LambdaContext } from "./types";
 
 /** What the option callbacks get: the event and the invocation's context. */
@@ -85,11 +86,14 @@ export function withIdempotency<
         budget: budgets.lambda(context),
       },
       async (lock) => {
+        clearLockAnswer(context);
         const result = await handler(event, context, lock);
         const shaped = structured(result);
         return {
           result,
           status: shaped.statusCode,
+          // A `withLock` inside answered busy (its `onBusy`): never kept, whatever the status.
+          transient: isLockAnswer(context, result),
           capture: async () => ({
             status: shaped.statusCode,
             headers: keptHeaders(headersOf(shaped), resolved.headers),

@@ -1,0 +1,78 @@
+/**
+ * The adapter contract (`cases.ts`) in Node against a real 3-node dev cluster: Hono `lock()` and
+ * `idempotency()` on Node (`app.request`, no execution context), the Lambda wrappers (`withLock`,
+ * `withIdempotency`, `dedupeScheduled`) with a Lambda-shaped context, and `once()`. The same table
+ * runs inside workerd in `test/workers/contract.test.ts`.
+ */
+import { describe, expect, it } from "vitest";
+import { useDevCluster } from "../support/dev-cluster";
+import { CASES, type Kind, runContract } from "./cases";
+import { ContractCluster } from "./harness";
+import {
+  honoIdempotency,
+  honoLock,
+  lambdaDedupe,
+  lambdaWithIdempotency,
+  lambdaWithLock,
+  onceSurface,
+  type Runtime,
+} from "./surfaces";
+
+const dev = useDevCluster({ nodes: 3 });
+let cluster: ContractCluster | undefined;
+const clusterOf = () => (cluster ??= new ContractCluster(dev.cluster.nodes));
+
+const node: Runtime = {
+  name: "node",
+  async honoCall(app, request) {
+    const res = await app.request(request);
+    await res.arrayBuffer();
+    return res;
+  },
+  async scheduled(handler, cron, scheduledTime) {
+    const pending: Promise<unknown>[] = [];
+    const controller = { cron, scheduledTime, noRetry: () => undefined };
+    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p) };
+    try {
+      await handler(controller as never, {} as never, ctx as never);
+    } finally {
+      await Promise.allSettled(pending);
+    }
+  },
+};
+
+runContract(
+  [
+    honoLock(node),
+    honoIdempotency(node),
+    lambdaWithLock(),
+    lambdaWithIdempotency(),
+    lambdaDedupe(),
+    onceSurface(node),
+  ],
+  clusterOf,
+);
+
+describe("the contract table", () => {
+  it("every case that does not apply to a surface says why", () => {
+    for (const c of CASES) {
+      for (const [kind, why] of Object.entries(c.notFor)) {
+        expect(why, `${c.id} for ${kind}`).toMatch(/\w{3,}/);
+      }
+    }
+  });
+
+  it("every case applies to some surface, and every surface makes some promise", () => {
+    const kinds: Kind[] = [
+      "hono lock()",
+      "hono idempotency()",
+      "lambda withLock",
+      "lambda withIdempotency",
+      "lambda dedupeScheduled",
+      "workers dedupeScheduled",
+      "once()",
+    ];
+    for (const c of CASES) expect(kinds.some((k) => c.notFor[k] === undefined)).toBe(true);
+    for (const k of kinds) expect(CASES.some((c) => c.notFor[k] === undefined)).toBe(true);
+  });
+});
