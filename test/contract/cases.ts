@@ -207,7 +207,7 @@ export const CASES: readonly Case[] = [
       for (const status of [423, 200]) {
         const { locks } = cluster.locks();
         const inner = `inner:${crypto.randomUUID()}`;
-        const instance = surface.overLock?.({ locks }, inner, status);
+        const instance = surface.overLock?.({ locks }, { key: inner, status, locks: () => locks });
         if (instance === undefined) throw new Error(`${surface.name}: no overLock glue`);
         const holder = await locks.acquire(inner);
         const busy = await instance.invoke(async () => ({ status: 201 }));
@@ -216,6 +216,37 @@ export const CASES: readonly Case[] = [
         const retry = await instance.invoke(async () => ({ status: 201 }));
         expect(retry).toEqual({ ran: true, outcome: 201, replayed: false });
       }
+    },
+  },
+  {
+    id: "C12",
+    promise:
+      "a lock layer's unavailable answer (too few of its nodes answered) is never kept, whatever the app's onError answers (200 even) or if it is thrown: the retry runs the job",
+    notFor: {
+      "hono lock()": NO_LOCK_LAYER,
+      "lambda withLock": NO_LOCK_LAYER,
+      "lambda dedupeScheduled": NO_LOCK_LAYER,
+      "workers dedupeScheduled": NO_LOCK_LAYER,
+      "once()": NO_LOCK_LAYER,
+    },
+    async run(surface, cluster) {
+      const { locks } = cluster.locks();
+      const unreachable = cluster.unreachable();
+      let down = true;
+      const inner = {
+        key: `inner:${crypto.randomUUID()}`,
+        status: 200,
+        locks: () => (down ? unreachable : locks),
+      };
+      const instance = surface.overLock?.({ locks }, inner);
+      if (instance === undefined) throw new Error(`${surface.name}: no overLock glue`);
+      const failed = await instance.invoke(async () => ({ status: 201 }));
+      expect(failed.ran).toBe(false);
+      // Hono: the app's onError answer; Lambda: withLock throws the QuorumError.
+      expect([200, "threw"]).toContain(failed.outcome);
+      down = false;
+      const retry = await instance.invoke(async () => ({ status: 201 }));
+      expect(retry).toEqual({ ran: true, outcome: 201, replayed: false });
     },
   },
   {

@@ -49,6 +49,12 @@ export class ContractCluster {
     ).then((values) => values.map((v) => v ?? null));
   }
 
+  /** A manager whose nodes answer nothing (a closed port): every acquire is a `QuorumError`. */
+  unreachable(): Locks {
+    const nodes = this.nodes.map((n, i) => ({ url: `http://127.0.0.${i + 1}:9`, token: n.token }));
+    return createLocks({ nodes, requestTimeout: 500 });
+  }
+
   /** A manager over these nodes with a prefix no other test uses (lease 10 s, timeout 2 s). */
   locks(): { locks: Locks; prefix: string } {
     const prefix = `contract:${crypto.randomUUID()}:`;
@@ -110,10 +116,20 @@ export interface Surface {
    */
   construct(build: Build): unknown;
   /**
-   * The surface wrapped around a lock layer whose busy answer is the app's `onBusy` answering
-   * `status` (idempotency over `lock()` / `withLock`): the lock layer's key is `innerKey`.
+   * The surface wrapped around a lock layer (idempotency over `lock()` / `withLock`) whose
+   * `onBusy` (and, where it has one, `onError`) answers `inner.status`.
    */
-  overLock?(build: Build, innerKey: string, status: number): Instance;
+  overLock?(build: Build, inner: InnerLock): Instance;
+}
+
+/** The lock layer inside an idempotency surface. */
+export interface InnerLock {
+  /** Its key. */
+  readonly key: string;
+  /** What the app's `onBusy` / `onError` answer. */
+  readonly status: number;
+  /** Its manager, asked per request (a case may switch to one whose nodes cannot answer). */
+  readonly locks: () => Locks;
 }
 
 /** The context fields of a Lambda invocation that the wrappers read. */

@@ -19,6 +19,7 @@ import { dedupeScheduled as workersScheduled } from "../../src/adapters/workers/
 import { type Lock, once } from "../../src/index";
 import {
   type Build,
+  type InnerLock,
   type Instance,
   type Invoked,
   type Job,
@@ -121,7 +122,7 @@ export function honoLock(runtime: Runtime): Surface {
 
 /** Hono `idempotency()`: a route under `idempotency()`, one `Idempotency-Key` per instance. */
 export function honoIdempotency(runtime: Runtime): Surface {
-  const instance = (b: Build, inner?: { key: string; status: number }) => {
+  const instance = (b: Build, inner?: InnerLock) => {
     const state: HonoState = { job: undefined, ran: false };
     const app = new Hono();
     const route = honoRoute(
@@ -132,9 +133,11 @@ export function honoIdempotency(runtime: Runtime): Surface {
     if (inner === undefined) app.post("/charge", outer, route);
     else {
       const busy = lock({
-        locks: b.locks,
+        locks: () => inner.locks(),
         key: () => inner.key,
         onBusy: (c) => c.text("come back later", inner.status as 200),
+        onError: (c) => c.text("come back later", inner.status as 200),
+        onUnavailable: () => undefined,
       });
       app.post("/charge", outer, busy, route);
     }
@@ -152,7 +155,7 @@ export function honoIdempotency(runtime: Runtime): Surface {
     ends: "complete",
     build: (b) => instance(b),
     construct: ({ locks, extra }) => idempotency({ locks, ...extra }),
-    overLock: (b, key, status) => instance(b, { key, status }),
+    overLock: (b, inner) => instance(b, inner),
   };
 }
 
@@ -228,7 +231,7 @@ export function lambdaWithLock(): Surface {
 
 /** Lambda `withIdempotency`: one `Idempotency-Key` per instance. */
 export function lambdaWithIdempotency(): Surface {
-  const instance = ({ locks, extra }: Build, inner?: { key: string; status: number }) => {
+  const instance = ({ locks, extra }: Build, inner?: InnerLock) => {
     const key = crypto.randomUUID();
     let job: Job | undefined;
     let ran = false;
@@ -240,7 +243,7 @@ export function lambdaWithIdempotency(): Surface {
       inner === undefined
         ? (_event: unknown, _context: unknown, held: Lock | undefined) => run(held as Lock)
         : withLock(async (_event: unknown, _context, held) => run(held), {
-            locks,
+            locks: () => inner.locks(),
             key: () => inner.key,
             onBusy: () => ({ statusCode: inner.status, body: "come back later" }),
           });
@@ -262,7 +265,7 @@ export function lambdaWithIdempotency(): Surface {
     build: (b) => instance(b),
     construct: ({ locks, extra }) =>
       withIdempotency(async () => ({ statusCode: 200 }), { locks, ...extra }),
-    overLock: (b, key, status) => instance(b, { key, status }),
+    overLock: (b, inner) => instance(b, inner),
   };
 }
 
