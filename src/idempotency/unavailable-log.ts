@@ -37,7 +37,7 @@ export type OnUnavailable<C> = (c: C, info: UnavailableInfo) => void | Promise<v
  *
  * @example
  * unavailableLine({ route: "POST /charge/42", key: "invoice:42", error });
- * // 'edgelock: 503 for POST /charge/42 (lock "invoice:42"): too few lock nodes answered: …'
+ * // 'edgelock: 503 for POST /charge/42 (lock "invoice:42"): too few lock nodes answered: no majority (…)'
  */
 export function unavailableLine({ route, key, error }: UnavailableInfo): string {
   const keys = typeof key === "string" ? JSON.stringify(key) : key.map((k) => JSON.stringify(k));
@@ -46,7 +46,15 @@ export function unavailableLine({ route, key, error }: UnavailableInfo): string 
     error.name === "BudgetExhaustedError"
       ? "the invocation's budget cannot cover the lock"
       : "too few lock nodes answered";
-  return `edgelock: 503 for ${route} (${lock}): ${cause}: ${error.message}`;
+  return `edgelock: 503 for ${route} (${lock}): ${cause}: ${detailOf(error)}`;
+}
+
+/** The error's words without the `lock "<key>": ` its message starts with (the line names it). */
+function detailOf(error: QuorumError | BudgetExhaustedError): string {
+  const named = "key" in error ? `lock "${error.key}": ` : undefined;
+  return named !== undefined && error.message.startsWith(named)
+    ? error.message.slice(named.length)
+    : error.message;
 }
 
 /**
