@@ -295,7 +295,7 @@ async function giveUp(lock: Lock, waitUntil: IdempotentRequest<unknown>["waitUnt
  * record write: after a completion a settled release sends nothing and waits for those answers):
  * awaited, or handed to `waitUntil` when the runtime keeps the invocation alive for it. A frozen
  * Lambda or an ended Workers request would drop a request still in flight, leaving that node
- * holding the claim's token (not the record) until its TTL (SAFETY.md §6b, I5). Never throws.
+ * holding the claim's token (not the record) until its TTL (SAFETY.md §6b, I3). Never throws.
  */
 async function settle(lock: Lock, waitUntil: IdempotentRequest<unknown>["waitUntil"]) {
   const settled = lock.release({ settled: true }).catch(() => undefined);
