@@ -40,7 +40,7 @@ const LOCKS_KEEP_NOTHING =
   "a lock keeps nothing: every request runs under its own lock, nothing is replayed";
 const NO_STATUS = "no HTTP answer: a job that returns is a success, one that throws a failure";
 const NO_LOCK_LAYER =
-  "nothing to wrap: a lock layer's busy answer is an HTTP answer only an idempotency layer could keep";
+  "nothing to wrap: a lock layer's busy or unavailable answer is an HTTP answer only an idempotency layer could keep";
 const THROWS_INSTEAD =
   "answers no 503: a lock failure is thrown, and the runtime logs the error (its stack included) and fails the invocation";
 
@@ -67,7 +67,7 @@ async function ranOnce(
   return { invoked, key, instance, locks };
 }
 
-/** A job counter: how many invocations ran it. */
+/** Invoke a fresh instance with `first`, then again (a retry) with a 201. */
 async function twice(surface: Surface, cluster: ContractCluster, first: JobAnswer) {
   const { invoked, instance } = await ranOnce(surface, cluster, async () => first);
   expect(invoked.ran).toBe(true);

@@ -4,6 +4,7 @@
  * `withIdempotency`, `dedupeScheduled`) with a Lambda-shaped context, and `once()`. The same table
  * runs inside workerd in `test/workers/contract.test.ts`.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { useDevCluster } from "../support/dev-cluster";
 import { CASES, type Kind, runContract } from "./cases";
@@ -74,5 +75,46 @@ describe("the contract table", () => {
     ];
     for (const c of CASES) expect(kinds.some((k) => c.notFor[k] === undefined)).toBe(true);
     for (const k of kinds) expect(CASES.some((c) => c.notFor[k] === undefined)).toBe(true);
+  });
+
+  it("docs/SAFETY.md §6e marks ✓ exactly where a case runs on a surface", () => {
+    const doc = readFileSync(new URL("../../docs/SAFETY.md", import.meta.url), "utf8");
+    const section = doc.slice(doc.indexOf("## 6e."), doc.indexOf("## 7."));
+    const cells = (line: string) =>
+      line
+        .split("|")
+        .slice(1, -1)
+        .map((c) => c.trim());
+    const lines = section.split("\n").filter((l) => l.startsWith("|"));
+    const header = lines.find((l) => l.startsWith("| surface |"));
+    if (header === undefined) throw new Error("no surface grid in §6e");
+    const columns = cells(header)
+      .slice(1)
+      .map((c) => c.split(", "));
+    const rows: Record<string, Kind> = {
+      "Hono `lock()`": "hono lock()",
+      "Hono `idempotency()`": "hono idempotency()",
+      "Lambda `withLock`": "lambda withLock",
+      "Lambda `withIdempotency`": "lambda withIdempotency",
+      "Lambda `dedupeScheduled`": "lambda dedupeScheduled",
+      "Workers `dedupeScheduled`": "workers dedupeScheduled",
+      "`once()`": "once()",
+    };
+    let seen = 0;
+    for (const line of lines) {
+      const [label = "", ...marks] = cells(line);
+      const kind = Object.entries(rows).find(([name]) => label.startsWith(name))?.[1];
+      if (kind === undefined) continue;
+      seen += 1;
+      marks.forEach((mark, i) => {
+        for (const id of columns[i] ?? []) {
+          const c = CASES.find((x) => x.id === id);
+          expect(c, `case ${id}`).toBeDefined();
+          expect(mark.startsWith("✓"), `${id} on ${kind}`).toBe(c?.notFor[kind] === undefined);
+        }
+      });
+    }
+    expect(seen).toBe(Object.keys(rows).length);
+    expect(columns.flat().sort()).toEqual(CASES.map((c) => c.id).sort());
   });
 });
