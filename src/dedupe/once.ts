@@ -49,7 +49,8 @@ async function acquireOrBusy(
  *
  * Acquires `key` with `wait: 0` and auto-extension. Then:
  * - `fn(lock)` succeeds: the lock is not released but turned into a done marker (`done:<token>`,
- *   kept `retention` ms) on every node, in one round; returns `{ status: "ran", value, recorded }`.
+ *   kept `retention` ms) on every node, in one round; returns `{ status: "ran", value, recorded }`
+ *   once every node answered that round or its request timed out (not at the first majority).
  *   It never throws once `fn` has succeeded: `recorded` is false when fewer than a majority of
  *   nodes took the marker (a duplicate may then run the job again).
  * - `fn` throws: the lock is released (no marker, so a retry runs the job) and the same error is
@@ -139,5 +140,11 @@ export async function once<T>(
   }
   // The job succeeded: whatever the nodes do now, report it (never throw after a run).
   const { recorded } = await complete(lock, retention).catch(() => ({ recorded: false }));
+  // Every node's answer to COMPLETE, not only the majority's that decided `recorded`: the
+  // wrappers return right after, and a frozen Lambda environment or an ended scheduled event
+  // would drop a COMPLETE still in flight, leaving that node holding the run's token instead of
+  // the marker. After a completion, a settled release sends nothing: it waits for those answers
+  // (each bounded by its request timeout). Never throws.
+  await lock.release({ settled: true }).catch(() => undefined);
   return { status: "ran", value, recorded };
 }

@@ -25,6 +25,13 @@ export {
   keptHeaders,
   runIdempotent,
 } from "./run";
+export {
+  type OnUnavailable,
+  reportUnavailable,
+  routeOf,
+  type UnavailableInfo,
+  unavailableLine,
+} from "./unavailable-log";
 
 /** The response header that marks a replayed response. */
 export const REPLAYED = "Idempotency-Replayed";

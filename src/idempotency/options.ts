@@ -3,6 +3,7 @@ import { ConfigurationError, checkKnown, type NodeOutcome, optionalMs } from "..
 import type { Locks } from "../lock";
 import { isLocks } from "../lock";
 import { DEFAULT_SCOPE_HEADERS, type ScopeRule } from "./digest";
+import type { OnUnavailable } from "./unavailable-log";
 
 /**
  * `Retry-After` of a 409 "in progress", ms (sent in whole seconds). The claim's remaining TTL
@@ -138,6 +139,14 @@ export interface IdempotencyOptions<C> {
    * @example onUnrecorded: (c, { status }) => console.error("idempotency record lost", status)
    */
   readonly onUnrecorded?: (c: C, answer: UnrecordedAnswer) => void | Promise<void>;
+  /**
+   * Called when a request is answered 503 because too few lock nodes answered (or the budget
+   * could not cover the lookup or the claim), with the route, the claim's key (a hash, never the
+   * client's key) and the error. Errors it throws are ignored.
+   * @default one `console.error` line: route, key and the cause in words (never a token)
+   * @example onUnavailable: (c, { route, error }) => logger.warn({ route, cause: error.message })
+   */
+  readonly onUnavailable?: OnUnavailable<C>;
 }
 
 /** {@link IdempotencyOptions} validated, with defaults. */
@@ -159,6 +168,7 @@ export interface ResolvedIdempotency<C> {
   readonly budget: ((c: C) => Budget | undefined) | undefined;
   readonly store: (status: number) => boolean;
   readonly onUnrecorded: ((c: C, answer: UnrecordedAnswer) => void | Promise<void>) | undefined;
+  readonly onUnavailable: OnUnavailable<C> | undefined;
 }
 
 const KNOWN = new Set([
@@ -179,6 +189,7 @@ const KNOWN = new Set([
   "budget",
   "store",
   "onUnrecorded",
+  "onUnavailable",
 ]);
 
 function fn<T>(name: string, value: T | undefined): T | undefined {
@@ -270,5 +281,6 @@ export function resolveIdempotency<C>(
     budget: fn("budget", options.budget),
     store: fn("store", options.store) ?? defaultStore,
     onUnrecorded: fn("onUnrecorded", options.onUnrecorded),
+    onUnavailable: fn("onUnavailable", options.onUnavailable),
   };
 }

@@ -1,11 +1,12 @@
 import type { Budget } from "../budget";
 import {
+  type BudgetExhaustedError,
   ConfigurationError,
   isBudgetExhaustedError,
   isLockBusyError,
   isLockLostError,
   isQuorumError,
-  type LockError,
+  type QuorumError,
 } from "../errors";
 import type { Lock, Locks } from "../lock";
 import {
@@ -30,6 +31,7 @@ import {
   unavailable,
 } from "./problems";
 import { decodeRecord, encodeRecord, type IdempotencyRecord, type StoredResponse } from "./record";
+import { reportUnavailable, routeOf } from "./unavailable-log";
 
 /** The request as the idempotency layer needs it, whatever the runtime. */
 export interface IdempotentRequest<C> {
@@ -59,7 +61,10 @@ export interface IdempotentRequest<C> {
 export interface HandlerAnswer<R> {
   readonly result: R;
   readonly status: number;
-  /** edgelock's own busy/unavailable answer (`lock()`'s problem+json): never kept. */
+  /**
+   * A lock layer's own answer — `lock()`'s problem+json, or whatever its `onBusy`/`onError` or
+   * a `withLock`'s `onBusy` returned: never kept (SAFETY.md §6b, I4).
+   */
   readonly transient?: boolean;
   /**
    * Read the response to store it (called only when it is kept: `store(status)`, claim held).
@@ -140,10 +145,20 @@ function fromRecord<R>(record: IdempotencyRecord, fingerprint: string): Idempote
   return { kind: "replay", response: record.response };
 }
 
-const failed = <R>(error: LockError, expose: boolean): IdempotentOutcome<R> => ({
-  kind: "problem",
-  problem: unavailable(error.name, error.message, expose),
-});
+/** The 503 of a lookup or claim the nodes could not decide, after its server log line. */
+async function failed<C, R>(
+  options: ResolvedIdempotency<C>,
+  request: IdempotentRequest<C>,
+  key: string,
+  error: QuorumError | BudgetExhaustedError,
+): Promise<IdempotentOutcome<R>> {
+  const route = routeOf(request.method, request.path);
+  await reportUnavailable(options.onUnavailable, request.context, { route, key, error });
+  return {
+    kind: "problem",
+    problem: unavailable(error.name, error.message, options.exposeDetails),
+  };
+}
 
 /**
  * Run `handler` at most once per (scope, `Idempotency-Key`) while its record is kept: claim the
@@ -198,7 +213,7 @@ export async function runIdempotent<C, R>(
       found = await lookup(locks, key, budget);
     } catch (error) {
       if (isQuorumError(error) || isBudgetExhaustedError(error)) {
-        return failed(error, options.exposeDetails);
+        return failed(options, request, key, error);
       }
       throw error;
     }
@@ -206,7 +221,7 @@ export async function runIdempotent<C, R>(
     if (found.doneWithout) return { kind: "problem", problem: alreadyProcessed(undefined) };
     let retryAfter = found.running;
     if (retryAfter === undefined) {
-      const claim = await claimKey(locks, key, options.lease, budget, options.exposeDetails);
+      const claim = await claimKey(locks, key, options.lease, budget);
       if (claim === "done") {
         // Completed between the lookup and the claim: look again and replay. A marker the
         // lookup keeps missing (its node answers the claim but not the lookup) is "processed".
@@ -214,7 +229,7 @@ export async function runIdempotent<C, R>(
         if (doneSeen > 2) return { kind: "problem", problem: alreadyProcessed(undefined) };
         continue;
       }
-      if ("kind" in claim) return claim;
+      if ("unavailable" in claim) return failed(options, request, key, claim.unavailable);
       if ("lock" in claim) {
         return runClaimed(options, request, claim.lock, fingerprint, handler);
       }
@@ -229,15 +244,19 @@ export async function runIdempotent<C, R>(
 
 /**
  * Claim the key: the lock, or how long the running claim may last, `"done"` when a node already
- * has the record, or the 503 outcome when the nodes cannot decide.
+ * has the record, or the error when the nodes cannot decide (a 503).
  */
 async function claimKey(
   locks: Locks,
   key: string,
   lease: number | undefined,
   budget: Budget | undefined,
-  expose: boolean,
-): Promise<{ lock: Lock } | { retryAfter: number } | "done" | IdempotentOutcome<never>> {
+): Promise<
+  | { lock: Lock }
+  | { retryAfter: number }
+  | "done"
+  | { unavailable: QuorumError | BudgetExhaustedError }
+> {
   try {
     const lock = await locks.acquire(key, {
       wait: 0,
@@ -252,7 +271,7 @@ async function claimKey(
         ? "done"
         : { retryAfter: error.retryAfter };
     }
-    if (isQuorumError(error) || isBudgetExhaustedError(error)) return failed(error, expose);
+    if (isQuorumError(error) || isBudgetExhaustedError(error)) return { unavailable: error };
     throw error;
   }
 }
@@ -267,13 +286,21 @@ async function claimKey(
  * before the answer goes out unless `waitUntil` keeps the invocation alive for the rest.
  */
 async function giveUp(lock: Lock, waitUntil: IdempotentRequest<unknown>["waitUntil"]) {
-  const settled = lock.release({ settled: true }).catch(() => undefined);
-  if (waitUntil === undefined) {
-    await settled;
-    return;
-  }
-  waitUntil(settled);
+  await settle(lock, waitUntil);
   await lock.release().catch(() => undefined);
+}
+
+/**
+ * Every node's answer to every round that ended the claim (its release, or each COMPLETE of the
+ * record write: after a completion a settled release sends nothing and waits for those answers):
+ * awaited, or handed to `waitUntil` when the runtime keeps the invocation alive for it. A frozen
+ * Lambda or an ended Workers request would drop a request still in flight, leaving that node
+ * holding the claim's token (not the record) until its TTL (SAFETY.md §6b, I3). Never throws.
+ */
+async function settle(lock: Lock, waitUntil: IdempotentRequest<unknown>["waitUntil"]) {
+  const settled = lock.release({ settled: true }).catch(() => undefined);
+  if (waitUntil === undefined) await settled;
+  else waitUntil(settled);
 }
 
 async function runClaimed<C, R>(
@@ -315,6 +342,7 @@ async function runClaimed<C, R>(
   const { recorded, outcomes } = await completePersistently(lock, options.ttl, record).catch(
     () => ({ recorded: false, outcomes: [] }),
   );
+  await settle(lock, request.waitUntil);
   if (!recorded && options.onUnrecorded !== undefined) {
     try {
       await options.onUnrecorded(context, { status, outcomes });

@@ -16,7 +16,7 @@ import { isLockAnswer } from "./transient";
 /**
  * Options of {@link idempotency}: see `IdempotencyOptions` (`locks`, `methods`, `required`, `ttl`,
  * `lease`, `wait`, `maxBody`, `headers`, `scope`, `fingerprint`, `budget`, `store`,
- * `onUnrecorded`), each a function of the request's `Context` where it is one, and
+ * `onUnrecorded`, `onUnavailable`), each a function of the request's `Context` where it is one, and
  * `replayStreams`.
  */
 // biome-ignore lint/suspicious/noExplicitAny: as hono's createMiddleware: untyped apps get `any` env
@@ -73,7 +73,10 @@ export type IdempotencyEnv<E extends Env> = 0 extends 1 & E
  * - an encoded body (`compress()` after this middleware): gzip and deflate are kept decoded,
  *   without `Content-Encoding`; another encoding is kept with its `Content-Encoding` and `Vary`;
  * - a majority of nodes down: 503 with a generic `detail` (the nodes' answers with
- *   `exposeDetails: true`), handler not run.
+ *   `exposeDetails: true`), handler not run, and one `console.error` line naming the route (no
+ *   query), the claim's hashed key and the cause, unless `onUnavailable(c, info)` is given;
+ * - every node's answer to the record's COMPLETE (or the release) is awaited before the answer
+ *   goes out, or on Workers kept alive with `c.executionCtx.waitUntil`.
  *
  * Keys are scoped by the caller: by default a SHA-256 of the credential headers (`scopeHeaders`)
  * and session cookies (`scopeCookies`) present — other cookies do not count — or, with neither

@@ -10,6 +10,7 @@ export {
   DEFAULT_SCOPE_HEADERS,
   defaultStore,
   TRANSIENT_STATUSES,
+  type UnavailableInfo,
   type UnrecordedAnswer,
 } from "../../idempotency";
 export {

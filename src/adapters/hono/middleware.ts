@@ -11,6 +11,7 @@ import {
   optionalMs,
   type QuorumError,
 } from "../../errors";
+import { type OnUnavailable, reportUnavailable, routeOf } from "../../idempotency";
 import type { Lock, Locks } from "../../lock";
 import { isLocks } from "../../lock";
 import { UNREAD_BODY_MS, untilBodyEnds } from "./body";
@@ -99,6 +100,15 @@ export interface LockOptions<E extends Env = any, P extends string = any> {
     c: Context<E, P>,
     error: QuorumError | BudgetExhaustedError,
   ) => Response | Promise<Response>;
+  /**
+   * Told when the lock could not be decided (too few nodes answered, or the budget could not
+   * cover the acquire), before `onError` answers: the route, the key and the error. Errors it
+   * throws are ignored. Without it, one `console.error` line names the route, the key and the
+   * cause in words (never a token), so a 503 is never silent on the server.
+   * @default one `console.error` line
+   * @example onUnavailable: (c, { route, error }) => logger.warn({ route, cause: error.message })
+   */
+  readonly onUnavailable?: OnUnavailable<Context<E, P>>;
 }
 
 /** A key, or several locked together, as `key(c)` may return them. */
@@ -136,6 +146,7 @@ const KNOWN = new Set([
   "exposeDetails",
   "onBusy",
   "onError",
+  "onUnavailable",
   "unreadBodyTimeout",
 ]);
 
@@ -165,7 +176,7 @@ function validate(options: LockOptions): void {
   if (fencing !== undefined && typeof fencing !== "boolean") {
     throw new ConfigurationError("fencing", `expected a boolean, got ${String(fencing)}`);
   }
-  for (const name of ["budget", "onBusy", "onError"] as const) {
+  for (const name of ["budget", "onBusy", "onError", "onUnavailable"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") {
       throw new ConfigurationError(name, "expected a function of the context");
     }
@@ -190,7 +201,9 @@ function validate(options: LockOptions): void {
  * - busy (after `wait`) → `onBusy`, default **409** `application/problem+json` with
  *   `Retry-After: 1` (`retryAfter`; never the holder's TTL, which auto-extension renews);
  * - too few nodes answered → `onError`, default **503** with `Retry-After: 1`;
- * - budget exhausted → `onError`, default **503**.
+ * - budget exhausted → `onError`, default **503**;
+ * - either of the last two: `onUnavailable(c, { route, key, error })` first, by default one
+ *   `console.error` line (route, key, cause; never a token).
  *
  * The default problems' `detail` is generic: node hosts and lock state reach the client only
  * with `exposeDetails: true` (they are in the manager's `onEvent` and the `onError` error).
@@ -212,6 +225,7 @@ function validate(options: LockOptions): void {
  * @param [options.unreadBodyTimeout=5_000] - ms a streamed body may wait for its first read
  * @param [options.onBusy] - `(c, LockBusyError) => Response`
  * @param [options.onError] - `(c, QuorumError | BudgetExhaustedError) => Response`
+ * @param [options.onUnavailable] - `(c, { route, key, error }) => void`; default: a `console.error` line
  * @returns the middleware; `c.var.lock` is typed through {@link LockVariables}
  * @throws {ConfigurationError} at construction, naming the bad option
  *
@@ -278,6 +292,8 @@ export function lock<E extends Env = any, P extends string = any>(
       }
       if (isQuorumError(error) || isBudgetExhaustedError(error)) {
         markLockAnswer(c);
+        const route = routeOf(c.req.method, new URL(c.req.url).pathname);
+        await reportUnavailable(opts.onUnavailable, c, { route, key: lockKey, error });
         return onError(c, error);
       }
       throw error;

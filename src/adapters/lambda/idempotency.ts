@@ -17,6 +17,7 @@ import {
   structured,
   wantsMultiValue,
 } from "./http";
+import { clearLockAnswer, isLockAnswer } from "./lock-answer";
 import type { LambdaContext } from "./types";
 
 /** What the option callbacks get: the event and the invocation's context. */
@@ -37,13 +38,15 @@ export type WithIdempotencyOptions<
  * caller and key while its response is kept (`ttl`, 24 h), and retries get it replayed with
  * `Idempotency-Replayed: true`; the same rules as the Hono `idempotency()` middleware (bare or
  * quoted keys, the same caller scope, 409 with `Retry-After: 1` while the first runs, 422 for
- * another fingerprint, 400 for a bad key, 503 with a generic `detail` without a quorum, nothing
- * kept for a 5xx, a throw, a lost claim or an answer `store` does not keep — by default 408, 409,
- * 425 and 429; the record re-sent until a majority has it, else `onUnrecorded` is called and
+ * another fingerprint, 400 for a bad key, 503 with a generic `detail` without a quorum (and one
+ * `console.error` line, unless `onUnavailable`), nothing kept for a 5xx, a throw, a lost claim,
+ * a busy answer of a `withLock` inside (its `onBusy` value, whatever it is) or an answer `store`
+ * does not keep — by default 408, 409, 425 and 429; the record re-sent until a majority has it, else `onUnrecorded` is called and
  * the claim left to expire; 204, 205 and 304 replay with an empty body). The claim's TTL follows
  * `context.getRemainingTimeInMillis()`, and the handler gets the claim as its third argument
- * (stop when `lock.signal` aborts). Everything is awaited before the handler returns: a frozen
- * container runs nothing afterwards.
+ * (stop when `lock.signal` aborts). Everything is awaited before the handler returns, every
+ * node's answer to the record's COMPLETE or the release included (each bounded by its request
+ * timeout): a frozen container runs nothing afterwards.
  *
  * @throws {ConfigurationError} at wrap time, naming the bad option
  * @example
@@ -85,11 +88,14 @@ export function withIdempotency<
         budget: budgets.lambda(context),
       },
       async (lock) => {
+        clearLockAnswer(context);
         const result = await handler(event, context, lock);
         const shaped = structured(result);
         return {
           result,
           status: shaped.statusCode,
+          // A `withLock` inside answered busy (its `onBusy`): never kept, whatever the status.
+          transient: isLockAnswer(context, result),
           capture: async () => ({
             status: shaped.statusCode,
             headers: keptHeaders(headersOf(shaped), resolved.headers),

@@ -21,6 +21,7 @@ export {
   DEFAULT_SCOPE_HEADERS,
   defaultStore,
   TRANSIENT_STATUSES,
+  type UnavailableInfo,
   type UnrecordedAnswer,
 } from "../../idempotency";
 export type { HttpEvent, HttpEventV1, HttpEventV2, HttpResult } from "./http";

@@ -27,8 +27,9 @@ const KNOWN = new Set(["locks", "key", "retention", "lease", "margin", "reserve"
  * - `handler` throws: the lock is released (no marker) and the error rethrown, so Lambda's
  *   asynchronous retry runs the job; lock failures (`QuorumError`, `BudgetExhaustedError`) are
  *   rethrown too, without running `handler`.
- * The release or the done marker is awaited before the invocation returns (a frozen environment
- * runs nothing afterwards). A run whose marker could not be written on a majority of nodes still
+ * The release or the done marker is awaited on every node (each answered or its request timed
+ * out, not only a majority) before the invocation returns: a frozen environment runs nothing
+ * afterwards. A run whose marker could not be written on a majority of nodes still
  * returns its result; the manager's `onEvent` reports it (`{ type: "complete", result:
  * "unrecorded" }`), and a later duplicate may run again.
  *

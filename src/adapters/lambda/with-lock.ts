@@ -1,6 +1,7 @@
 import { budget, type LambdaContextLike } from "../../budget";
 import { isLockBusyError } from "../../errors";
 import type { Lock } from "../../lock";
+import { markLockAnswer } from "./lock-answer";
 import { resolveWithLock } from "./options";
 import type { LambdaContext, LambdaHandler, LockedHandler, WithLockOptions } from "./types";
 
@@ -17,7 +18,8 @@ import type { LambdaContext, LambdaHandler, LockedHandler, WithLockOptions } fro
  * environment runs nothing afterwards), and the handler's error is rethrown unchanged.
  *
  * Busy lock: throws the `LockBusyError` (`retryAfter` in ms), so asynchronous invocations
- * (EventBridge, S3, SNS…) are retried by Lambda; `onBusy` returns a value instead. Other lock
+ * (EventBridge, S3, SNS…) are retried by Lambda; `onBusy` returns a value instead, which a
+ * `withIdempotency` around this wrapper never keeps, whatever its status. Other lock
  * failures (`QuorumError`, `BudgetExhaustedError`) and errors of `key`/`locks` propagate as they
  * are; the handler is not called.
  *
@@ -65,7 +67,10 @@ export function withLock<
     try {
       lock = await locks.acquire(key, { ...acquire, budget: invocationBudget, autoExtend: true });
     } catch (error) {
-      if (onBusy !== undefined && isLockBusyError(error)) return onBusy(event, context, error);
+      if (onBusy !== undefined && isLockBusyError(error)) {
+        // Marked, whatever it is: a `withIdempotency` around this never keeps a busy answer.
+        return markLockAnswer(context, await onBusy(event, context, error));
+      }
       throw error;
     }
     try {

@@ -33,6 +33,8 @@ const KNOWN = new Set(["locks", "name", "key", "retention", "lease", "budget", "
  *   too, without running `handler`;
  * - a `ConfigurationError` before `handler` runs (from `locks(env)`, `key` or `budget`, or a key
  *   that `once()` refuses): `controller.noRetry()`, then rethrown — every retry would fail alike.
+ * The release or the done marker is awaited on every node (each answered or its request timed
+ * out) before the returned promise settles, so the event does not end with a request in flight.
  * A run whose marker could not be written on a majority of nodes still ends normally; the
  * manager's `onEvent` reports it (`{ type: "complete", result: "unrecorded" }`), and a later
  * duplicate may run again.
