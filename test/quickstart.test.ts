@@ -35,7 +35,15 @@ import { Redis } from "@upstash/redis";
 import { build, type Options } from "tsup";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import config from "../tsup.config";
-import { curlsAfter, freePort, runnableSamples, start, tomlOf, waitFor } from "./docs/run";
+import {
+  curlsAfter,
+  freePort,
+  type RunnableSample,
+  runnableSamples,
+  start,
+  tomlOf,
+  waitFor,
+} from "./docs/run";
 import { allSamples, extractSamples } from "./docs/samples";
 import { pathWithoutRedis } from "./support/hidden-redis";
 import { waitForExit } from "./support/processes";
@@ -367,24 +375,42 @@ describe("every sample that names its file runs as it says, from the packed tarb
     "quickstart.mts":
       /^charging invoice 42\ncharged under lock invoice:42, valid until \S+Z\nreleased\n$/,
     "handler.mts": /^charging invoice 42\n\{ charged: '42' \}\n$/,
+    // docs/IDEMPOTENCY.md: the same file name; the handler runs once, the retry is a replay.
+    "docs/IDEMPOTENCY.md handler.mts":
+      /^chargeCard: \{\}\n\{\n {2}statusCode: 201,[\s\S]*?\}\n\{\n {2}statusCode: 201,[\s\S]*'idempotency-replayed': 'true'[\s\S]*\}\n$/,
     "locks.test.mts": /^10000\n-2\n$/,
     "transfer.mts":
       /^moved (10 from account 1 to account 2|5 from account 2 to account 1)\nmoved (10 from account 1 to account 2|5 from account 2 to account 1)\n$/,
-    "clients.mts": /^chargeInvoice: 42\n$/,
+    "docs/DETAILS.md clients.mts": /^chargeInvoice: 42\n$/,
     "cluster.test.mts": /^\{ requests: \d+, commands: \{.*\} \}\n$/,
   };
 
   it("Node samples: `npx tsx <file>` (or the `tsx -e` line a Lambda handler gives) prints what it says", async () => {
     const node = samples.filter((s) => s.command?.startsWith("npx tsx"));
-    expect(node.map((s) => s.file).sort()).toEqual(Object.keys(PRINTS).sort());
-    for (const { file, command, source, sample } of node) {
+    const nameOf = (s: RunnableSample) =>
+      s.sample.file === "README.md" ? s.file : `${s.sample.file} ${s.file}`;
+    expect(node.map(nameOf).sort()).toEqual(
+      Object.keys(PRINTS)
+        .map((k) => k.replace(/^README\.md /, ""))
+        .sort(),
+    );
+    // Every sample that gives a command is run by one of the tests of this block.
+    const ran = (s: RunnableSample) =>
+      s.command?.startsWith("npx tsx") ||
+      s.command === "bun server.ts" ||
+      s.command === "npx wrangler dev";
+    expect(samples.filter((s) => !ran(s)).map((s) => `${s.sample.file}:${s.sample.line}`)).toEqual(
+      [],
+    );
+    for (const runnable of node) {
+      const { file, command, source, sample } = runnable;
       save(file, source);
       // `npx tsx` installs nothing here: the runner is the project's (first on PATH).
       const run = start(`${exportLine} && ${command?.replace(/^npx /, "")}`, project, env());
       const [code] = (await once(run.child, "close")) as [number | null];
       const where = `${sample.file}:${sample.line} (${file}) with ${exportLine.slice(0, 30)}…\n${run.output()}`;
       expect(code, where).toBe(0);
-      expect(run.output(), where).toMatch(PRINTS[file] ?? /$^/);
+      expect(run.output(), where).toMatch(PRINTS[nameOf(runnable)] ?? /$^/);
     }
   }, 120_000);
 
