@@ -339,6 +339,7 @@ describe("every sample that names its file runs as it says, from the packed tarb
   const env = (): NodeJS.ProcessEnv => ({
     PATH: `${BIN}:${hidden.path}`,
     HOME: process.env.HOME ?? project,
+    // npm's registry setting also points wrangler's update check at the local registry.
     ...npmEnv,
     CLOUDFLARE_CF_FETCH_ENABLED: "false",
     WRANGLER_SEND_METRICS: "false",
