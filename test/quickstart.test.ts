@@ -357,14 +357,12 @@ describe("every sample that names its file runs as it says, from the packed tarb
     writeFileSync(join(project, file), text);
   };
 
-  it("the samples that name no file are the few that need a platform around them", () => {
+  it("the samples that name no file are vitest files (run as they are by test/docs/examples.test.ts)", () => {
     const named = new Set(samples.map((s) => `${s.sample.file}:${s.sample.line}`));
     const unnamed = allSamples()
       .filter((s) => !named.has(`${s.file}:${s.line}`))
       .map((s) => `${s.file}: ${s.code.split("\n")[0]}`);
     expect(unnamed).toEqual([
-      // Two Lambdas and a queue between them.
-      'README.md: import type { Context, SQSEvent } from "aws-lambda";',
       // vitest files, run as they are by test/docs/examples.test.ts.
       'docs/TESTING-HANDLERS.md: import { Hono } from "hono";',
       'docs/TESTING-HANDLERS.md: import { describe, expect, it } from "vitest";',
@@ -380,6 +378,7 @@ describe("every sample that names its file runs as it says, from the packed tarb
     "docs/IDEMPOTENCY.md handler.mts":
       /^chargeCard: \{\}\n\{\n {2}statusCode: 201,[\s\S]*?\}\n\{\n {2}statusCode: 201,[\s\S]*'idempotency-replayed': 'true'[\s\S]*\}\n$/,
     "locks.test.mts": /^10000\n-2\n$/,
+    "report.mts": /^\{ queued: '7' \}\nreport 7 built\n$/,
     "transfer.mts":
       /^moved (10 from account 1 to account 2|5 from account 2 to account 1)\nmoved (10 from account 1 to account 2|5 from account 2 to account 1)\n$/,
     "docs/DETAILS.md clients.mts": /^chargeInvoice: 42\n$/,
