@@ -328,10 +328,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     const prefix = `demo:${crypto.randomUUID().slice(0, 8)}:`;
     // No compatibility flags: the library needs no Node.js APIs (wrangler.toml sets none either).
     const workerLog: string[] = [];
+    let cronStarted = false;
     mf = new Miniflare({
       // The Worker's console lines: kept for the cron part, where they are printed with a prefix.
       handleRuntimeStdio: (stdout, stderr) => {
-        createInterface({ input: stdout }).on("line", (line) => workerLog.push(line));
+        // Before the cron part, a line the Worker writes (none in a healthy run) shows at once.
+        createInterface({ input: stdout }).on("line", (line) => {
+          if (cronStarted) workerLog.push(line);
+          else say(`worker log: ${line}`);
+        });
         stderr.pipe(process.stderr);
       },
       modules: true,
@@ -365,6 +370,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     for (const line of table(rows, cluster.nodes.length)) say(line);
     const retries = await idempotentRetries(mf, size);
     for (const line of retries.lines) say(line);
+    cronStarted = true;
     const cron = await cronDuplicates(mf, cluster, prefix, cronBurst, workerLog);
     for (const line of cron.lines) say(line);
     const idempotency = retries.summary;
