@@ -1,5 +1,19 @@
+import { readFileSync } from "node:fs";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
-import { defineConfig } from "vitest/config";
+import { defineConfig, type Plugin } from "vitest/config";
+
+/**
+ * tsx's bundle, loaded by the workers project's global setup, carries the text
+ * `sourceMappingURL=data:…;base64,` inside its code: read from disk, vite takes it for a source
+ * map, fails to parse it and prints a SyntaxError at every start. Loaded here, it has no map.
+ */
+const tsxWithoutSourceMap: Plugin = {
+  name: "tsx-without-source-map",
+  load(id) {
+    if (!/\/node_modules\/tsx\/dist\/[^?]*\.m?js$/.test(id)) return null;
+    return { code: readFileSync(id, "utf8"), map: null };
+  },
+};
 
 export default defineConfig({
   test: {
@@ -18,6 +32,7 @@ export default defineConfig({
         // Tests that run inside workerd against functions/worker.ts (wrangler.toml). The global
         // setup runs in Node: it starts a dev cluster and provides its nodes to the bindings.
         plugins: [
+          tsxWithoutSourceMap,
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {

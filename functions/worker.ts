@@ -84,7 +84,12 @@ const rebuildOnSchedule = dedupeScheduled<Env, ScheduledController, ExecutionCon
     name: "daily-report",
     lease: REPORT_LEASE_MS,
     onSkip: (skip, controller) => {
-      console.log(`cron ${controller.cron}@${controller.scheduledTime}: ${skip.reason}, skipped`);
+      const at = new Date(controller.scheduledTime).toISOString();
+      const why =
+        skip.reason === "running"
+          ? "another delivery of this scheduled time is running the job"
+          : "this scheduled time already ran (its done marker is on the nodes)";
+      console.log(`cron "${controller.cron}" @ ${at}: delivery skipped, ${why}`);
     },
   },
 );

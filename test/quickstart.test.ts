@@ -1,18 +1,21 @@
 /**
- * The README's Quick start, run as a newcomer runs it: in an empty folder after `npm init -y`, the
- * shell lines of its ```sh block as written (install, `npx edgelock dev`, `export EDGELOCK_NODES=…`
- * with the first line the CLI printed pasted between the quotes), then its TypeScript sample with a
- * stub `chargeInvoice`. Both blocks are read from README.md, so the test breaks when the README does.
- * The newcomer has neither `redis-server` (hidden from PATH) nor `ioredis`: the nodes run in memory
- * and the CLI says so. Then, in the same folder, the same CLI finds `redis-server` (without ioredis:
- * still memory, saying why; with ioredis installed: real servers).
+ * The README's samples, run as a newcomer runs them, from the packed tarball in empty folders.
  *
- * Offline: `npm install` talks to a registry served by this test on 127.0.0.1, which holds the
- * packed tarball of this package (built with the project's tsup configuration into a staging
- * folder, packed with `npm pack`) and `npm pack` of `@upstash/redis`, `ioredis` and their
- * dependencies as the project's own node_modules has them. npm runs with a private cache.
+ * The Quick start: after `npm init -y`, the shell lines of its ```sh block as written (install,
+ * `npx edgelock dev`), then the `export EDGELOCK_NODES='…'` line the CLI printed, and its sample
+ * saved as the file it names and run with the command it gives. Both blocks are read from
+ * README.md, so the test breaks when the README does. The newcomer has neither `redis-server`
+ * (hidden from PATH) nor `ioredis`: the nodes run in memory and the CLI says so. Then, in the same
+ * folder, the same CLI finds `redis-server` (without ioredis: still memory, saying why; with
+ * ioredis installed: real servers). Then every other sample that names its file (below).
+ *
+ * Offline: `npm install` talks to a registry served by this test on 127.0.0.1 (./support/registry.ts),
+ * which holds the packed tarball of this package (built with the project's tsup configuration into
+ * a staging folder, packed with `npm pack`) once per run, and `npm pack` of `@upstash/redis`, `hono`,
+ * `ioredis` and their dependencies as the project's own node_modules has them. npm runs with a
+ * private cache.
  */
-import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { once } from "node:events";
 import {
   cpSync,
@@ -23,19 +26,28 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { Redis } from "@upstash/redis";
 import { build, type Options } from "tsup";
-import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import config from "../tsup.config";
-import { extractSamples } from "./docs/samples";
+import {
+  curlsAfter,
+  freePort,
+  type RunnableSample,
+  runnableSamples,
+  start,
+  tomlOf,
+  waitFor,
+} from "./docs/run";
+import { allSamples, extractSamples } from "./docs/samples";
 import { pathWithoutRedis } from "./support/hidden-redis";
 import { waitForExit } from "./support/processes";
+import { closure, descendants, pack, serveRegistry } from "./support/registry";
 
 const ROOT = resolve(".");
 const MODULES = join(ROOT, "node_modules");
@@ -63,125 +75,6 @@ function quickStart(): {
 /** A shell line without its trailing `# comment`. */
 const withoutComment = (line: string): string => line.replace(/\s+#\s.*$/, "").trim();
 
-interface Packed {
-  readonly name: string;
-  readonly version: string;
-  readonly filename: string;
-  readonly integrity: string;
-  readonly shasum: string;
-}
-
-/** `npm pack` of folders into `into`; what npm reports for each. */
-function pack(folders: string[], into: string, cwd = ROOT): Packed[] {
-  const out = execFileSync(
-    "npm",
-    ["pack", "--json", "--ignore-scripts", "--pack-destination", into, ...folders],
-    { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
-  );
-  return JSON.parse(out) as Packed[];
-}
-
-/** Where Node would find package `name` from `dir` (nested node_modules first, then hoisted). */
-function locate(name: string, dir: string): string | undefined {
-  for (let at = dir; at.startsWith(MODULES); at = dirname(at)) {
-    const candidate = join(at, "node_modules", name);
-    if (existsSync(join(candidate, "package.json"))) return candidate;
-  }
-  const hoisted = join(MODULES, name);
-  return existsSync(join(hoisted, "package.json")) ? hoisted : undefined;
-}
-
-/** The installed folders of `names` and of everything they depend on, as node_modules has them. */
-function closure(names: string[]): string[] {
-  const seen = new Set<string>();
-  const visit = (name: string, from: string, optional: boolean): void => {
-    const folder = locate(name, from);
-    if (folder === undefined) {
-      if (optional) return;
-      throw new Error(`${name} is not in node_modules (needed offline by the Quick start test)`);
-    }
-    if (seen.has(folder)) return;
-    seen.add(folder);
-    const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as {
-      dependencies?: Record<string, string>;
-      optionalDependencies?: Record<string, string>;
-      peerDependencies?: Record<string, string>;
-      peerDependenciesMeta?: Record<string, { optional?: boolean }>;
-    };
-    for (const dep of Object.keys(manifest.dependencies ?? {})) visit(dep, folder, false);
-    for (const dep of Object.keys(manifest.optionalDependencies ?? {})) visit(dep, folder, true);
-    for (const dep of Object.keys(manifest.peerDependencies ?? {})) {
-      visit(dep, folder, manifest.peerDependenciesMeta?.[dep]?.optional === true);
-    }
-  };
-  for (const name of names) visit(name, MODULES, false);
-  return [...seen];
-}
-
-/** A read-only npm registry of the given tarballs: packuments by name, tarballs by file name. */
-async function serveRegistry(dir: string, packed: Packed[], manifests: Map<string, object>) {
-  const server: Server = createServer((request, response) => {
-    const path = decodeURIComponent((request.url ?? "/").split("?")[0] ?? "/").slice(1);
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const tarball = packed.find((p) => path === `-/${p.filename}`);
-    if (tarball !== undefined) {
-      response.writeHead(200, { "content-type": "application/octet-stream" });
-      response.end(readFileSync(join(dir, tarball.filename)));
-      return;
-    }
-    const versions = packed.filter((p) => p.name === path);
-    if (versions.length === 0) {
-      response.writeHead(404, { "content-type": "application/json" });
-      response.end('{"error":"not found"}');
-      return;
-    }
-    const packument = {
-      name: path,
-      "dist-tags": { latest: versions.at(-1)?.version },
-      versions: Object.fromEntries(
-        versions.map((p) => [
-          p.version,
-          {
-            ...manifests.get(`${p.name}@${p.version}`),
-            dist: {
-              tarball: `${base}/-/${p.filename}`,
-              integrity: p.integrity,
-              shasum: p.shasum,
-            },
-          },
-        ]),
-      ),
-    };
-    response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify(packument));
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return server;
-}
-
-/** Every live descendant of `pid` (from /proc), with its command name. */
-function descendants(pid: number): { pid: number; comm: string }[] {
-  const children = new Map<number, { pid: number; comm: string }[]>();
-  for (const entry of execFileSync("ps", ["-e", "-o", "pid=,ppid=,comm="], { encoding: "utf8" })
-    .trim()
-    .split("\n")) {
-    const [child, parent, comm = ""] = entry.trim().split(/\s+/);
-    const list = children.get(Number(parent)) ?? [];
-    list.push({ pid: Number(child), comm });
-    children.set(Number(parent), list);
-  }
-  const found: { pid: number; comm: string }[] = [];
-  const walk = (at: number): void => {
-    for (const child of children.get(at) ?? []) {
-      found.push(child);
-      walk(child.pid);
-    }
-  };
-  walk(pid);
-  return found;
-}
-
 let work = "";
 let registry: Server | undefined;
 let npmEnv: Record<string, string> = {};
@@ -208,7 +101,7 @@ beforeAll(async () => {
   const { dependencies = {} } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
     dependencies?: Record<string, string>;
   };
-  const folders = closure(["@upstash/redis", "ioredis", ...Object.keys(dependencies)]);
+  const folders = closure(["@upstash/redis", "hono", "ioredis", ...Object.keys(dependencies)]);
   for (const folder of [stage, ...folders]) {
     const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as {
       name: string;
@@ -294,17 +187,21 @@ describe("the README's Quick start, from the packed tarball in an empty folder",
     expect(prerequisites).toMatch(
       /runs its nodes in memory when `redis-server`\s+is not installed/,
     );
-    expect(shell).toHaveLength(3);
-    const [install = "", devLine = "", exportLine = ""] = shell.map(withoutComment);
-    expect(install).toMatch(/^npm install edgelock /);
+    expect(shell).toHaveLength(2);
+    const [installLine = "", devLine = ""] = shell.map(withoutComment);
+    // The runner is installed as the README says; the test runs the project's own tsx instead of
+    // packing esbuild's binaries into its registry (same version: package.json's devDependency).
+    expect(installLine).toBe(
+      "npm init -y && npm install edgelock @upstash/redis && npm install --save-dev tsx",
+    );
+    const install = installLine.replace(" && npm install --save-dev tsx", "");
     expect(install).not.toContain("ioredis");
     expect(devLine).toBe("npx edgelock dev");
-    expect(exportLine).toBe(`export EDGELOCK_NODES='{"nodes":[…]}'`);
 
     const app = join(work, "app");
     mkdirSync(app);
-    await sh("npm init -y", app, hidden.path);
     await sh(install, app, hidden.path);
+    // What `npm init -y` writes on npm ≥ 11: the sample is an .mts file for that reason.
     expect(existsSync(join(app, "node_modules", "ioredis"))).toBe(false);
     // `npx edgelock dev`, started as `npx edgelock dev &` would: SIGTERM goes to npx's PID.
     expect(devLine.split(/\s+/)).toEqual(["npx", "edgelock", "dev"]);
@@ -318,59 +215,44 @@ describe("the README's Quick start, from the packed tarball in an empty folder",
         "edgelock dev: 3 node(s) running in memory (no redis-server found on PATH). Ctrl-C stops them.",
       ]);
       expect(descendants(dev.pid ?? 0).filter((p) => p.comm === "redis-server")).toEqual([]);
+      // The `export EDGELOCK_NODES='…'` line it prints, ready to paste.
+      let exportLine = "";
+      for (let i = 0; i < 20 && exportLine === ""; i++) {
+        const line = await next();
+        if (line.trimStart().startsWith("export EDGELOCK_NODES=")) exportLine = line.trim();
+      }
+      expect(exportLine).toBe(`export EDGELOCK_NODES='${JSON.stringify(nodes)}'`);
 
-      // The sample, types stripped by the project's TypeScript, after a stub chargeInvoice that
-      // says when it runs and waits for the test to look at the nodes.
-      const stub = [
-        'import { createInterface as __lines } from "node:readline";',
-        "const __input = __lines({ input: process.stdin })[Symbol.asyncIterator]();",
-        "async function chargeInvoice(id, { signal }) {",
-        "  console.log(JSON.stringify({ charging: id, aborted: signal.aborted }));",
-        "  await __input.next();",
-        "}",
-      ].join("\n");
-      const js = ts.transpileModule(`${sample.prelude}\n${sample.code}`, {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      }).outputText;
-      writeFileSync(
-        join(app, "quickstart.mjs"),
-        `${stub}\n${js}\nprocess.stdin.destroy();\nconsole.log(JSON.stringify({ done: true }));\n`,
-      );
-
-      // The export line as written, with the printed line pasted between its quotes.
-      const pasted = exportLine.replace(`{"nodes":[…]}`, printed);
-      const run = spawn("sh", ["-c", `${pasted} && exec node quickstart.mjs`], {
+      // The sample as printed, saved under the name its first line gives, run with its command.
+      const header = /^\/\/ (\S+) — run: (npx tsx \S+)$/.exec(sample.code.split("\n")[0] ?? "");
+      expect(header?.[1]).toBe("quickstart.mts");
+      expect(header?.[2]).toBe("npx tsx quickstart.mts");
+      expect(sample.prelude).toBe("");
+      writeFileSync(join(app, "quickstart.mts"), sample.code);
+      const run = spawn("sh", ["-c", `${exportLine} && exec tsx quickstart.mts`], {
         cwd: app,
-        env: { PATH: hidden.path, HOME: process.env.HOME ?? app },
+        env: { PATH: `${join(MODULES, ".bin")}:${hidden.path}`, HOME: process.env.HOME ?? app },
       });
+      let out = "";
       let runErr = "";
+      run.stdout.on("data", (chunk) => {
+        out += String(chunk);
+      });
       run.stderr.on("data", (chunk) => {
         runErr += String(chunk);
       });
-      const out = createInterface({ input: run.stdout })[Symbol.asyncIterator]();
-      const charging = await out.next();
-      if (charging.done === true) throw new Error(`the sample ended early; stderr:\n${runErr}`);
-      expect(JSON.parse(charging.value)).toEqual({ charging: 42, aborted: false });
-      // Inside fn: every node holds the same fresh token for the sample's key (default prefix).
-      const read = () =>
-        Promise.all(
-          nodes.map((node) =>
-            new Redis({ ...node, automaticDeserialization: false }).get("lock:invoice:42"),
-          ),
-        );
-      const held = await read();
-      expect(held[0]).toMatch(/^[0-9a-f]{32}$/);
-      expect(held).toEqual(Array(3).fill(held[0]));
-      run.stdin.write("\n");
-      expect(JSON.parse((await out.next()).value as string)).toEqual({ done: true });
       const [code] = (await once(run, "exit")) as [number | null];
       expect(code, runErr).toBe(0);
+      expect(out).toMatch(
+        /^charging invoice 42\ncharged under lock invoice:42, valid until \d{4}-\d\d-\d\dT[\d:.]+Z\nreleased\n$/,
+      );
       // Released on every node.
-      expect(await Promise.all(nodes.map((node) => new Redis(node).get("invoice:42")))).toEqual([
-        null,
-        null,
-        null,
-      ]);
+      const left = await Promise.all(
+        nodes.map((node) =>
+          new Redis({ ...node, automaticDeserialization: false }).get("lock:invoice:42"),
+        ),
+      );
+      expect(left).toEqual([null, null, null]);
 
       // `kill $!`: SIGTERM to npx alone; the CLI stops.
       await stopDev(dev);
@@ -415,4 +297,206 @@ describe("the README's Quick start, from the packed tarball in an empty folder",
       if (real.dev.exitCode === null) real.dev.kill("SIGKILL");
     }
   }, 240_000);
+});
+
+/**
+ * Every sample of README.md and docs/*.md that names its file, saved under that name in one
+ * project that installed the packed tarball (`npm install edgelock @upstash/redis hono`) and run
+ * with the command it gives: Node samples under tsx, servers under Bun and Deno (requests sent,
+ * then stopped), Workers under `wrangler dev` (a request, or the README's two cron deliveries).
+ * One `edgelock dev` in memory serves them all, as the README tells a reader to start it. Runners
+ * come from this project's devDependencies, first on PATH (the README installs the same ones with
+ * `npm install --save-dev`; `npx tsx` and `npx wrangler` run as `tsx` and `wrangler`).
+ */
+describe("every sample that names its file runs as it says, from the packed tarball", () => {
+  const BIN = join(MODULES, ".bin");
+  const samples = runnableSamples();
+  let project = "";
+  let dev: ReturnType<typeof startDev> | undefined;
+  let exportLine = "";
+  let devVars = "";
+  let nodes: { url: string; token: string }[] = [];
+
+  beforeAll(async () => {
+    project = join(work, "samples");
+    mkdirSync(project);
+    await sh("npm init -y", project, hidden.path);
+    await sh("npm install edgelock @upstash/redis hono", project, hidden.path);
+    dev = startDev(project, hidden.path, ["--memory"]);
+    nodes = (JSON.parse(await dev.next()) as { nodes: typeof nodes }).nodes;
+    for (let i = 0; i < 30 && (exportLine === "" || devVars === ""); i++) {
+      const line = await dev.next();
+      if (line.trimStart().startsWith("export EDGELOCK_NODES=")) exportLine = line.trim();
+      if (line.includes("put this line in .dev.vars")) devVars = (await dev.next()).trim();
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    if (dev !== undefined) await stopDev(dev.dev);
+  });
+
+  /** The environment of a run: the project's runners first, loopback only, no telemetry. */
+  const env = (): NodeJS.ProcessEnv => ({
+    PATH: `${BIN}:${hidden.path}`,
+    HOME: process.env.HOME ?? project,
+    // npm's registry setting also points wrangler's update check at the local registry.
+    ...npmEnv,
+    CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    WRANGLER_SEND_METRICS: "false",
+    // docs/DETAILS.md's clients sample lists its three databases by name.
+    ...Object.fromEntries(
+      ["A", "B", "C"].flatMap((name, i) => [
+        [`REDIS_${name}_URL`, nodes[i]?.url ?? ""],
+        [`REDIS_${name}_TOKEN`, nodes[i]?.token ?? ""],
+      ]),
+    ),
+  });
+
+  const save = (file: string, text: string): void => {
+    mkdirSync(dirname(join(project, file)), { recursive: true });
+    writeFileSync(join(project, file), text);
+  };
+
+  it("the samples that name no file are vitest files (run as they are by test/docs/examples.test.ts)", () => {
+    const named = new Set(samples.map((s) => `${s.sample.file}:${s.sample.line}`));
+    const unnamed = allSamples()
+      .filter((s) => !named.has(`${s.file}:${s.line}`))
+      .map((s) => `${s.file}: ${s.code.split("\n")[0]}`);
+    expect(unnamed).toEqual([
+      // vitest files, run as they are by test/docs/examples.test.ts.
+      'docs/TESTING-HANDLERS.md: import { Hono } from "hono";',
+      'docs/TESTING-HANDLERS.md: import { describe, expect, it } from "vitest";',
+    ]);
+  });
+
+  /** What each Node sample prints, by the file it names. */
+  const PRINTS: Record<string, RegExp> = {
+    "quickstart.mts":
+      /^charging invoice 42\ncharged under lock invoice:42, valid until \S+Z\nreleased\n$/,
+    "handler.mts": /^charging invoice 42\n\{ charged: '42' \}\n$/,
+    // docs/IDEMPOTENCY.md: the same file name; the handler runs once, the retry is a replay.
+    "docs/IDEMPOTENCY.md handler.mts":
+      /^chargeCard: \{\}\n\{\n {2}statusCode: 201,[\s\S]*?\}\n\{\n {2}statusCode: 201,[\s\S]*'idempotency-replayed': 'true'[\s\S]*\}\n$/,
+    "locks.test.mts": /^10000\n-2\n$/,
+    "report.mts": /^\{ queued: '7' \}\nreport 7 built\n$/,
+    "transfer.mts":
+      /^moved (10 from account 1 to account 2|5 from account 2 to account 1)\nmoved (10 from account 1 to account 2|5 from account 2 to account 1)\n$/,
+    "docs/DETAILS.md clients.mts": /^chargeInvoice: 42\n$/,
+    "cluster.test.mts": /^\{ requests: \d+, commands: \{.*\} \}\n$/,
+  };
+
+  it("Node samples: `npx tsx <file>` (or the `tsx -e` line a Lambda handler gives) prints what it says", async () => {
+    const node = samples.filter((s) => s.command?.startsWith("npx tsx"));
+    const nameOf = (s: RunnableSample) =>
+      s.sample.file === "README.md" ? s.file : `${s.sample.file} ${s.file}`;
+    expect(node.map(nameOf).sort()).toEqual(
+      Object.keys(PRINTS)
+        .map((k) => k.replace(/^README\.md /, ""))
+        .sort(),
+    );
+    // Every sample that gives a command is run by one of the tests of this block.
+    const ran = (s: RunnableSample) =>
+      s.command?.startsWith("npx tsx") ||
+      s.command === "bun server.ts" ||
+      s.command === "npx wrangler dev";
+    expect(samples.filter((s) => !ran(s)).map((s) => `${s.sample.file}:${s.sample.line}`)).toEqual(
+      [],
+    );
+    for (const runnable of node) {
+      const { file, command, source, sample } = runnable;
+      save(file, source);
+      // `npx tsx` installs nothing here: the runner is the project's (first on PATH).
+      const run = start(`${exportLine} && ${command?.replace(/^npx /, "")}`, project, env());
+      const [code] = (await once(run.child, "close")) as [number | null];
+      const where = `${sample.file}:${sample.line} (${file}) with ${exportLine.slice(0, 30)}…\n${run.output()}`;
+      expect(code, where).toBe(0);
+      expect(run.output(), where).toMatch(PRINTS[nameOf(runnable)] ?? /$^/);
+    }
+  }, 120_000);
+
+  it("Hono servers run on Bun and on Deno: `bun server.ts`, `deno serve … server.ts`; each answers its route", async () => {
+    const servers = samples.filter((s) => s.command === "bun server.ts");
+    expect(servers.length).toBeGreaterThanOrEqual(3);
+    for (const { file, source, sample } of servers) {
+      save(file, source);
+      const route = /app\.post\(\s*"([^"]+)"/.exec(source)?.[1] ?? "";
+      const path = route.replace(":id", "42").replace(":from", "1").replace(":to", "2");
+      const deno = /or: (deno serve .*?--port )3000( server\.ts)/.exec(
+        sample.code.split("\n")[0] ?? "",
+      );
+      expect(deno, `${sample.file}:${sample.line} gives the Deno command`).not.toBeNull();
+      for (const runtime of ["bun", "deno"]) {
+        const port = await freePort();
+        const line =
+          runtime === "bun"
+            ? `${exportLine} && PORT=${port} bun ${file}`
+            : `${exportLine} && ${deno?.[1]}${port}${deno?.[2]}`;
+        const server = start(line, project, env());
+        try {
+          await waitFor(server, new RegExp(`:${port}`));
+          const post = () =>
+            fetch(`http://127.0.0.1:${port}${path}`, {
+              method: "POST",
+              headers: { "idempotency-key": `sample-${runtime}-${sample.line}` },
+            });
+          const first = await post();
+          const where = `${sample.file}:${sample.line} on ${runtime}\n${server.output()}`;
+          expect(first.status, where).toBeLessThan(300);
+          expect(await first.json(), where).toBeTypeOf("object");
+          const second = await post();
+          expect(second.status, where).toBeLessThan(300);
+          if (source.includes("idempotency(")) {
+            expect(second.headers.get("idempotency-replayed"), where).toBe("true");
+          }
+          await second.body?.cancel();
+        } finally {
+          await server.stop();
+        }
+      }
+    }
+  }, 120_000);
+
+  it("Workers samples run under `wrangler dev` with the section's wrangler.toml; the cron one skips the same time twice and says so", async () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const workers = samples.filter((s) => s.command === "npx wrangler dev");
+    expect(workers).toHaveLength(2);
+    save(".dev.vars", `${devVars}\n`);
+    for (const { file, source, sample, command } of workers) {
+      save(file, source);
+      save("wrangler.toml", tomlOf(sample, readme));
+      const port = await freePort();
+      const wrangler = start(
+        `${command?.replace(/^npx /, "")} --port ${port} --inspector-port 0`,
+        project,
+        env(),
+      );
+      const where = () => `${sample.file}:${sample.line}\n${wrangler.output()}`;
+      try {
+        await waitFor(wrangler, /Ready on http:\/\/localhost:\d+/, 60_000);
+        const curls = curlsAfter(sample, readme);
+        if (curls.length === 0) {
+          const route = /app\.post\("([^"]+)"/.exec(source)?.[1] ?? "";
+          const response = await fetch(`http://127.0.0.1:${port}${route.replace(":id", "42")}`, {
+            method: "POST",
+          });
+          expect(await response.json(), where()).toEqual({ charged: "42" });
+          continue;
+        }
+        // The README's two deliveries of one scheduled time, as written (port aside).
+        expect(curls).toHaveLength(2);
+        expect(curls[0]).toBe(curls[1]);
+        const url = (curls[0] ?? "").replace("localhost:8787", `127.0.0.1:${port}`);
+        expect((await fetch(url)).status, where()).toBe(200);
+        await waitFor(wrangler, /digest sent/);
+        expect((await fetch(url)).status, where()).toBe(200);
+        await waitFor(
+          wrangler,
+          /edgelock: skipped scheduled job "scheduled:daily-digest:0 3 \* \* \*:1767236400000": it already ran \(its done marker stays \d+ s more\)/,
+        );
+        expect(wrangler.output().match(/digest sent/g), where()).toHaveLength(1);
+      } finally {
+        await wrangler.stop();
+      }
+    }
+  }, 180_000);
 });

@@ -141,7 +141,8 @@ export class LockHandle implements Lock {
     const now = performance.now();
     const span = validUntil - now;
     this.#validUntil = validUntil;
-    this.#validUntilEpoch = Date.now() + span;
+    // Whole epoch ms, rounded down: never later than the monotonic end it stands for.
+    this.#validUntilEpoch = Math.floor(Date.now() + span);
     this.#grant.local.renew(validUntil);
     // Abort early enough for the work to notice and stop: one request timeout, but never more
     // than a quarter of the validity.

@@ -117,4 +117,32 @@ describe("nodesFromEnv", () => {
       "invalid option `env`: expected an env object (a Worker's env, or process.env)",
     );
   });
+
+  it("a Workers-style env without the variables, where process.env has them: says c.env is not process.env", () => {
+    const saved = process.env.EDGELOCK_NODES;
+    process.env.EDGELOCK_NODES = JSON.stringify([{ url: "https://a.upstash.io", token: SECRET }]);
+    try {
+      // A Hono `c.env` on @hono/node-server: the server's bindings, not the environment.
+      const error = failure({ incoming: {}, outgoing: {} });
+      expect(error.option).toBe("EDGELOCK_NODES");
+      expect(error.message).toBe(
+        "invalid environment variable `EDGELOCK_NODES`: not set: set EDGELOCK_NODES, or" +
+          " UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN for a single node. EDGELOCK_NODES" +
+          " is set in process.env, but the env object given is not process.env: outside Cloudflare" +
+          " Workers (Node with @hono/node-server, Bun, Deno) a Hono `c.env` holds the server's" +
+          " bindings, not the environment; pass process.env (Deno: Deno.env.toObject())",
+      );
+      expect(error.message).not.toContain("secret-token");
+      // process.env itself, and an env when process.env has nothing either: no such hint.
+      expect(nodesFromEnv(process.env)).toHaveLength(1);
+      delete process.env.EDGELOCK_NODES;
+      expect(failure({}).message).toBe(
+        "invalid environment variable `EDGELOCK_NODES`: not set: set EDGELOCK_NODES, or" +
+          " UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN for a single node",
+      );
+    } finally {
+      if (saved === undefined) delete process.env.EDGELOCK_NODES;
+      else process.env.EDGELOCK_NODES = saved;
+    }
+  });
 });

@@ -75,6 +75,25 @@ function parseNodes(value: unknown): NodeCredentials[] {
 }
 
 /**
+ * When the variables are missing from `env` but set in this process's own environment, outside
+ * Workers: the caller passed a Workers-style `c.env`, which on `@hono/node-server`, Bun and Deno
+ * holds the server's bindings, not the environment. Says so, naming no value.
+ */
+function notThisEnv(env: NodesEnv): string {
+  const processEnv = (globalThis as { process?: { env?: NodesEnv } }).process?.env;
+  const onWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent;
+  if (processEnv === undefined || processEnv === env || onWorkers === "Cloudflare-Workers")
+    return "";
+  const set = [NODES_VAR, URL_VAR].filter((name) => !isUnset(processEnv[name as keyof NodesEnv]));
+  if (set.length === 0) return "";
+  return (
+    `. ${set[0]} is set in process.env, but the env object given is not process.env: outside` +
+    " Cloudflare Workers (Node with @hono/node-server, Bun, Deno) a Hono `c.env` holds the" +
+    " server's bindings, not the environment; pass process.env (Deno: Deno.env.toObject())"
+  );
+}
+
+/**
  * The `nodes` option of `createLocks` from the environment: a Worker's `env`, or `process.env`
  * on Lambda and Node (any env-like object).
  *
@@ -109,7 +128,7 @@ export function nodesFromEnv(env: NodesEnv): NodeCredentials[] {
   if (isUnset(url) && isUnset(token)) {
     throw badVariable(
       NODES_VAR,
-      `not set: set ${NODES_VAR}, or ${URL_VAR} and ${TOKEN_VAR} for a single node`,
+      `not set: set ${NODES_VAR}, or ${URL_VAR} and ${TOKEN_VAR} for a single node${notThisEnv(env)}`,
     );
   }
   if (typeof url !== "string" || !isHttpUrl(url.trim())) {

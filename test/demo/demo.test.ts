@@ -31,9 +31,21 @@ describe("npm start (the demo)", () => {
     // One charge, or none after a split vote (see below).
     expect(text).toMatch(/3\/3 nodes up: same invoice +5 +\d+ +[01] +\d+ +\d+ +0 /);
     expect(text).toContain(
-      'cron "0 3 * * *" @ 2026-01-01T03:00:00.000Z: 5 deliveries at once, then 1 late',
+      'Cron Trigger "0 3 * * *" for 2026-01-01T03:00:00.000Z: 5 deliveries at once, then 1 late',
     );
-    expect(text).toContain("  ran 1, skipped 5 (noRetry), failed 0;");
+    // The Worker's own skip lines, prefixed, each saying why; never "running, skipped".
+    const skips = demo.lines.filter((l) => l.startsWith("  worker log: "));
+    expect(skips).toHaveLength(5);
+    for (const line of skips) {
+      expect(line).toMatch(
+        /^ {2}worker log: cron "0 3 \* \* \*" @ 2026-01-01T03:00:00\.000Z: delivery skipped, (another delivery of this scheduled time is running the job|this scheduled time already ran \(its done marker is on the nodes\))$/,
+      );
+    }
+    expect(skips.at(-1)).toContain("already ran");
+    expect(text).not.toMatch(/running, skipped/);
+    expect(text).toContain("  ran 1, skipped 5, failed 0;");
+    expect(text).toContain("a skipped delivery calls noRetry(): the runtime counts it as done");
+    expect(text).toContain("the report lock (it keeps this rebuild and one");
     expect(text).toMatch(/ {2}done marker on 3\/3 nodes, kept \d+\.\d h; node requests \d+/);
   }, 120_000);
 

@@ -89,7 +89,10 @@ describe("without redis-server on PATH", () => {
     expect(stdout).toContain(
       "edgelock demo: the nodes run in memory (no redis-server found on PATH)",
     );
-    expect(stdout).toContain("  ran 1, skipped 5 (noRetry), failed 0;");
+    expect(stdout).toContain("  ran 1, skipped 5, failed 0;");
+    expect(stdout).toContain(
+      '  worker log: cron "0 3 * * *" @ 2026-01-01T03:00:00.000Z: delivery skipped',
+    );
     expect(stdout).toMatch(/nodes 1\+2 paused: same invoice +10 +0 +0 +0 +10 +0 /);
   }, 120_000);
 });

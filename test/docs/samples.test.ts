@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { runnableSamples, stubsOf } from "./run";
 import { allSamples, checkSamples, ENTRY_SOURCES, extractSamples, ROOT } from "./samples";
 
 describe("documentation samples", () => {
@@ -80,4 +81,42 @@ describe("documentation samples", () => {
     const errors = checkSamples(samples).map((e) => `${e.where}: ${e.message}`);
     expect(errors).toEqual([]);
   }, 120_000);
+});
+
+describe("documentation samples as files to run", () => {
+  it("reads the file and command of a sample's first lines; a prelude becomes stubs of business functions only", () => {
+    const markdown = [
+      "<!-- sample: declare function chargeCard(input: unknown): Promise<object>; -->",
+      "```ts",
+      "// server.ts — run: bun server.ts   or: deno serve --port 3000 server.ts",
+      "await chargeCard(1);",
+      "```",
+      "```ts",
+      "// handler.mts — try it:",
+      "//   npx tsx -e 'import(\"./handler.mts\")'",
+      "```",
+      "```ts",
+      "// transfer.mts — run: npx tsx transfer.mts (EDGELOCK_NODES set)",
+      "```",
+      "```ts",
+      "const unnamed = 1;",
+      "```",
+    ].join("\n");
+    const runnable = runnableSamples(extractSamples("X.md", markdown));
+    expect(runnable.map(({ file, command }) => [file, command])).toEqual([
+      ["server.ts", "bun server.ts"],
+      ["handler.mts", `npx tsx -e 'import("./handler.mts")'`],
+      ["transfer.mts", "npx tsx transfer.mts"],
+    ]);
+    expect(runnable[0]?.source.split("\n")[0]).toMatch(/^async function chargeCard\(/);
+    expect(() => stubsOf('import { Hono } from "hono"; declare const app: Hono;')).toThrow(
+      /declares more than a business function/,
+    );
+  });
+
+  it("every prelude of README.md and docs/*.md declares business functions only", () => {
+    for (const sample of allSamples()) {
+      expect(() => stubsOf(sample.prelude), `${sample.file}:${sample.line}`).not.toThrow();
+    }
+  });
 });

@@ -1,13 +1,15 @@
 /**
  * The TypeScript samples of the user-facing docs (README.md, docs/*.md), extracted and typechecked
- * against the library's sources as a user's project would compile them.
+ * against the library's sources as a user's project would compile them (test/quickstart.test.ts
+ * runs them from the packed tarball).
  *
  * Convention, in the Markdown: every ```ts block is a sample. An HTML comment right before it
  * (only blank lines between) tells how to check it, invisible on GitHub and npm:
  *
- * - `<!-- sample: <TypeScript> -->`: a prelude put before the sample, declaring what the sample
- *   uses on purpose without defining it (the user's own code: `declare function chargeInvoice…`,
- *   or what an earlier sample defined: `declare const app: Hono;`). Several lines are allowed.
+ * - `<!-- sample: <TypeScript> -->`: a prelude put before the sample, declaring the reader's own
+ *   business functions the sample calls without defining them (`declare function chargeCard…;`),
+ *   never an import or a value of another section: samples are self-contained, and the runs of
+ *   test/quickstart.test.ts (see ./run.ts) turn each declaration into a stub.
  * - `<!-- sample workers: <TypeScript> -->` (or `<!-- sample workers -->`): the same, checked with
  *   the Workers globals (`@cloudflare/workers-types`, no DOM, no Node) instead of Node's and the
  *   DOM's.

@@ -201,3 +201,21 @@ describe("d: a re-sent release is reported as released", () => {
     await next.release();
   });
 });
+
+describe("validUntil is whole epoch milliseconds, rounded down", () => {
+  it("after acquire, extend and resume: an integer, still covered by a majority's PTTL", async () => {
+    const prefix = uniquePrefix("valid-until");
+    const locks = createLocks({ nodes: dev.cluster.nodes, prefix });
+    const lock = await locks.acquire("k", { lease: 7_000 });
+    expect(Number.isInteger(lock.validUntil)).toBe(true);
+    await covered(lock, prefix);
+    const extended = await lock.extend(9_000);
+    expect(Number.isInteger(extended.validUntil)).toBe(true);
+    expect(extended.validUntil).toBe(lock.validUntil);
+    await covered(lock, prefix);
+    const resumed = await locks.resume(await lock.ticket({ lease: 8_000 }));
+    expect(Number.isInteger(resumed.validUntil)).toBe(true);
+    await covered(resumed, prefix);
+    await resumed.release();
+  });
+});
