@@ -31,9 +31,11 @@ export interface SimNodeOptions {
 const NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL.";
 
 /**
- * One Lua state for every simulated node: scripts run synchronously and keep nothing between
- * calls (KEYS, ARGV and the keyspace are set per call), and compiling each script once instead
- * of per node and schedule saves a tenth of a campaign's time.
+ * One Lua state for every node: scripts run synchronously and keep nothing between calls (KEYS,
+ * ARGV and the keyspace are set per call, and every table a script could write for the next one —
+ * the globals, the libraries — is read-only, as in Redis 7), so each node is its own sandbox as
+ * far as a script can tell; compiling each script once instead of per node and schedule saves a
+ * tenth of a campaign's time.
  */
 let shared: LuaBridge | undefined;
 const sharedBridge = (): LuaBridge => {
@@ -66,7 +68,7 @@ export class SimNode {
   evalsha(sha: string, keys: readonly string[], args: readonly string[]): ScriptResult {
     const source = this.#scripts.get(sha);
     if (source === undefined) return { ok: false, error: NOSCRIPT };
-    return this.#run(source, keys, args);
+    return this.#run(source, keys, args, sha);
   }
 
   /**
@@ -89,7 +91,7 @@ export class SimNode {
       this.#shas.set(source, cached);
     }
     this.#scripts.set(cached, source);
-    return this.#run(source, keys, args);
+    return this.#run(source, keys, args, cached);
   }
 
   /** Whether EVALSHA `sha` would find its script (loaded since the last restart). */
@@ -135,9 +137,15 @@ export class SimNode {
     this.#space.command(this.#now(), argv);
   }
 
-  #run(source: string, keys: readonly string[], args: readonly string[]): ScriptResult {
+  #run(
+    source: string,
+    keys: readonly string[],
+    args: readonly string[],
+    sha: string,
+  ): ScriptResult {
     const now = this.#now(); // frozen for the whole script
-    return this.#bridge.run(source, keys, args, (argv) => this.#command(now, argv));
+    const host = { command: (argv: string[]) => this.#command(now, argv), sha1: this.#sha1 };
+    return this.#bridge.run(source, keys, args, host, sha);
   }
 
   #command(now: number, argv: string[]): Reply {

@@ -168,6 +168,43 @@ describe("commands a memory node does not implement", () => {
   });
 });
 
+describe("a user's script, as redis-server runs it", () => {
+  it("an integer reply is a Lua 5.1 number: concatenated without a fraction", async () => {
+    const [node] = memoryNodes(1);
+    const script = 'return "job-" .. redis.call("INCR", KEYS[1]) .. string.format(" %d", 3.7)';
+    expect(await node?.eval(script, ["jobs"], [])).toBe("job-1 3");
+  });
+
+  it("each node is its own sandbox: a global is refused, and no node sees what a script tried on another", async () => {
+    const [a, b] = memoryNodes(2);
+    await expect(a?.eval("x = 1 return 1", [], [])).rejects.toThrow(
+      /^ERR user_script:1: Attempt to modify a readonly table script: [0-9a-f]{40}, on @user_script:1\.$/,
+    );
+    await expect(a?.eval("setmetatable(_G, {}) return 1", [], [])).rejects.toThrow(
+      "Attempt to modify a readonly table",
+    );
+    for (const node of [a, b]) {
+      await expect(node?.eval("return x", [], [])).rejects.toThrow(
+        "Script attempted to access nonexistent global variable 'x'",
+      );
+    }
+  });
+
+  it("what memory nodes do not model is refused by name: redis.sha1hex (no synchronous SHA-1), bit", async () => {
+    const node = memoryNode();
+    for (const [script, name] of [
+      ['return redis.sha1hex("a")', "redis.sha1hex"],
+      ["return bit.band(1, 3)", "bit"],
+      ["return redis.setresp(3)", "redis.setresp(3)"],
+    ]) {
+      const error = await node.eval(script as string, [], []).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnsupportedCommandError);
+      expect((error as UnsupportedCommandError).command).toBe(name);
+      expect((error as Error).message).toContain(`memory nodes do not model '${name}'`);
+    }
+  });
+});
+
 describe("wake-up on release", () => {
   it("a waiter listening on a memory node is woken by the release, long before its next look", async () => {
     const nodes = memoryNodes(3);
