@@ -9,7 +9,7 @@
 
 /**
  * An error reply of a memory node, with Redis's text (`NOSCRIPT No matching script. Please use
- * EVAL.`, `ERR Error running script: …`, `WRONGTYPE …`).
+ * EVAL.`, `ERR user_script:1: … script: <sha>, on @user_script:1.`, `WRONGTYPE …`).
  *
  * @example
  * await node.evalsha(sha, [], []).catch((e) => e instanceof MemoryNodeError); // true (NOSCRIPT)
