@@ -1,8 +1,9 @@
 /**
  * Runs scripts in fengari (Lua 5.3 in JS) as Redis 7.0 runs them in its Lua 5.1: `KEYS` and `ARGV`
  * as globals, the libraries Redis gives (base, table, string, math, coroutine, `redis`, `cjson`) in
- * their 5.1 shape, numbers as 5.1 has them (`lua51.ts`: all doubles, written with `%.14g`; `tostring`
- * and `string.format` in `lua-format.ts`), Redis 7's protected globals (every table a script can
+ * their 5.1 shape (`math.random` is Redis's generator, one per node: `lua-random.ts`), numbers as
+ * 5.1 has them (`lua51.ts`: all doubles, written with `%.14g`; `tostring` and `string.format` in
+ * `lua-format.ts`), Redis 7's protected globals (every table a script can
  * reach between calls is read-only: creating a global is "Attempt to modify a readonly table",
  * reading an unset one is "Script attempted to access nonexistent global variable"), errors in
  * Redis 7's form (`… script: <sha>, on @user_script:<line>.`), and the script's result converted
@@ -21,6 +22,7 @@ import fengari from "fengari";
 import type { Reply } from "./keyspace";
 import { decode, encode, JSON_NULL } from "./lua-cjson";
 import { format, tostring } from "./lua-format";
+import { Rand48, random, randomseed } from "./lua-random";
 import * as redis from "./lua-redis";
 import { inLua51, isReadonly, patchFengari, READONLY, setReadonly } from "./lua51";
 
@@ -108,13 +110,14 @@ const ERR = to_luastring("err");
 /**
  * @example
  * const bridge = new LuaBridge();
- * bridge.run(source, ["k"], ["token"], { command: (argv) => keyspace.command(now, argv), sha1: undefined }, sha);
+ * const host = { command: (argv) => keyspace.command(now, argv), random: new Rand48(), sha1: undefined };
+ * bridge.run(source, ["k"], ["token"], host, sha);
  */
 export class LuaBridge {
   readonly #L: State;
   #globals: object = {};
   readonly #compiled = new Map<string, number>();
-  #host: redis.Host = { command: () => null, sha1: undefined };
+  #host: redis.Host = { command: () => null, random: new Rand48(), sha1: undefined };
 
   constructor() {
     patchFengari();
@@ -143,6 +146,8 @@ export class LuaBridge {
       lua.lua_getglobal(L, to_luastring("math"));
       setField(L, "floor", (S) => pushNumber(S, Math.floor(lauxlib.luaL_checknumber(S, 1))));
       setField(L, "ceil", (S) => pushNumber(S, Math.ceil(lauxlib.luaL_checknumber(S, 1))));
+      setField(L, "random", (S) => random(S, this.#host.random));
+      setField(L, "randomseed", (S) => randomseed(S, this.#host.random));
       lua.lua_settop(L, 0);
       this.#openRedis();
       this.#openCjson();

@@ -14,6 +14,7 @@
 import fengari from "fengari";
 import type { Reply } from "./keyspace";
 import { bytesText, textBytes } from "./lua-format";
+import type { Rand48 } from "./lua-random";
 import { formatNumber } from "./lua51";
 
 const { lauxlib, lua, to_jsstring, to_luastring } = fengari;
@@ -29,9 +30,13 @@ export const NOT_MODELLED = "memory nodes do not model";
 export const notModelled = (name: string, why: string): string =>
   `ERR ${NOT_MODELLED} '${name}' (${why})`;
 
-/** What a script's `redis.*` calls reach: the node's commands and, if it has one, a sync SHA-1. */
+/**
+ * What a script reaches on its node: the node's commands, its `math.random` generator and, if it
+ * has one, a synchronous SHA-1.
+ */
 export interface Host {
   command(argv: string[]): Reply;
+  readonly random: Rand48;
   readonly sha1: ((text: string) => string) | undefined;
 }
 

@@ -10,6 +10,7 @@
 
 import { Keyspace, type Reply } from "./keyspace";
 import { LuaBridge, type ScriptResult } from "./lua-bridge";
+import { Rand48 } from "./lua-random";
 
 export type { ScriptResult } from "./lua-bridge";
 
@@ -53,6 +54,8 @@ export class SimNode {
   readonly #now: () => number;
   readonly #sha1: ((source: string) => string) | undefined;
   readonly #space = new Keyspace();
+  /** `math.random`'s generator: one per node, as one per redis-server. */
+  readonly #random = new Rand48();
   readonly #bridge = sharedBridge();
   /** Script sources loaded since the last restart, by SHA-1. */
   readonly #scripts = new Map<string, string>();
@@ -102,6 +105,7 @@ export class SimNode {
   /** Restart: the script cache is emptied; the data too unless `keepData`. */
   restart(keepData: boolean): void {
     this.#scripts.clear();
+    this.#random.reset();
     if (!keepData) this.#space.clear();
   }
 
@@ -144,7 +148,11 @@ export class SimNode {
     sha: string,
   ): ScriptResult {
     const now = this.#now(); // frozen for the whole script
-    const host = { command: (argv: string[]) => this.#command(now, argv), sha1: this.#sha1 };
+    const host = {
+      command: (argv: string[]) => this.#command(now, argv),
+      random: this.#random,
+      sha1: this.#sha1,
+    };
     return this.#bridge.run(source, keys, args, host, sha);
   }
 

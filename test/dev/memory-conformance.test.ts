@@ -115,7 +115,7 @@ describe("the same answers on redis-server and in memory", () => {
     expect([gone.body, goneToo.body]).toEqual([{ result: null }, { result: null }]);
   });
 
-  it("PEXPIRE and EXPIRE with NX/XX/GT/LT, and a user's script, answer alike", async () => {
+  it("PEXPIRE and EXPIRE with NX/XX/GT/LT, and a user's scripts (sha1hex too), answer alike", async () => {
     const { k, n } = keys("flags");
     const commands: unknown[][] = [
       ["set", k, "v", "PX", "9000"],
@@ -129,6 +129,7 @@ describe("the same answers on redis-server and in memory", () => {
       ["zadd", n, "", "m"],
       ["eval", "return 'job-' .. redis.call('INCR', KEYS[1]) .. string.format(' %d', 3.7)", 1, n],
       ["eval", "x = 1", 0],
+      ["eval", "return redis.sha1hex('abc')", 0],
     ];
     const answers: Answer[] = [];
     for (const command of commands) {

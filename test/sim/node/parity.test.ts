@@ -713,6 +713,17 @@ const USER_CASES: readonly UserCase[] = [
     name: "Lua 5.1 names",
     lua: "return {_VERSION, #{unpack({1, 2, 3})}, math.pow(2, 10), table.getn({1, 2}), table.maxn({[5] = 1}), type(loadstring), type(print), type(math.tointeger), type(table.unpack)}",
   },
+  // Redis's own generator, one per server, never reseeded between scripts: a fresh node's first
+  // draws (the first script on this redis-server to draw), then a seeded sequence.
+  {
+    name: "math.random on a fresh node",
+    lua: "return {math.random(100), math.random(100), math.random(1, 6), math.floor(math.random() * 1e6)}",
+  },
+  {
+    name: "math.randomseed",
+    lua: "math.randomseed(42) return {math.random(1000), math.random(-5, 5), math.random(1, 1)}",
+  },
+  { name: "math.random, an empty interval", lua: "return math.random(0)" },
   // Redis 7's protected globals: nothing a script leaves survives it, on any node.
   { name: "creating a global", lua: "x = 1 return 1" },
   { name: "reading an unset global", lua: "return y" },
