@@ -17,6 +17,27 @@ export type Reply = string | number | null | { ok: string } | { err: string } | 
 /** What follows an unknown command's name in its error reply (the memory node recognises it). */
 export const UNKNOWN_COMMAND = "(a memory node runs only the commands edgelock's scripts call)";
 
+/**
+ * Redis's arity of each command a memory node runs (negative: at least that many words), which
+ * `redis.call` checks before running one, as Redis does.
+ */
+export const ARITY: ReadonlyMap<string, number> = new Map([
+  ["GET", 2],
+  ["SET", -3],
+  ["DEL", -2],
+  ["EXISTS", -2],
+  ["PEXPIRE", -3],
+  ["PTTL", 2],
+  ["INCR", 2],
+  ["TYPE", 2],
+  ["PUBLISH", 3],
+  ["ZADD", -4],
+  ["ZREM", -3],
+  ["ZCARD", 2],
+  ["ZPOPMIN", -2],
+  ["ZRANGE", -4],
+]);
+
 const ZSET_COMMANDS = new Set(["ZADD", "ZREM", "ZCARD", "ZPOPMIN", "ZRANGE"]);
 
 const WRONGTYPE = { err: "WRONGTYPE Operation against a key holding the wrong kind of value" };

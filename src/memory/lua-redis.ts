@@ -12,7 +12,7 @@
  */
 
 import fengari from "fengari";
-import type { Reply } from "./keyspace";
+import { ARITY, type Reply } from "./keyspace";
 import { bytesText, textBytes } from "./lua-format";
 import type { Rand48 } from "./lua-random";
 import { formatNumber } from "./lua51";
@@ -87,6 +87,10 @@ export function call(L: State, host: Host, raiseErrors: boolean): number {
     if (type === lua.LUA_TNUMBER) argv.push(numberText(lua.lua_tonumber(L, i)));
     else if (type === lua.LUA_TSTRING) argv.push(to_jsstring(lua.lua_tostring(L, i)));
     else return fail("ERR Lua redis lib command arguments must be strings or integers");
+  }
+  const arity = ARITY.get((argv[0] as string).toUpperCase());
+  if (arity !== undefined && (arity > 0 ? argv.length !== arity : argv.length < -arity)) {
+    return fail("ERR Wrong number of args calling Redis command from script");
   }
   const reply = host.command(argv);
   if (reply !== null && typeof reply === "object" && "err" in reply) return fail(reply.err);

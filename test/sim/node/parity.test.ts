@@ -788,6 +788,9 @@ const USER_CASES: readonly UserCase[] = [
     setup: [["SET", "k", "str"]],
   },
   { name: "redis.call with a table", lua: 'return redis.call("GET", {})' },
+  { name: "redis.call with too few arguments", lua: 'return redis.call("GET")' },
+  { name: "redis.call with too many arguments", lua: 'return redis.call("INCR", KEYS[1], 2)' },
+  { name: "redis.pcall with too few arguments", lua: 'return redis.pcall("ZADD", KEYS[2], 1)' },
   { name: "redis.call without arguments", lua: "return redis.call()" },
   { name: "pcall(redis.call) gives the text", lua: ERROR_FORMS, setup: [["SET", "k", "str"]] },
   {
