@@ -1,23 +1,21 @@
 /**
- * `cjson.encode` and `cjson.decode` as Redis ships them (lua-cjson 2.1), written over the host's
- * JSON: numbers as `%.14g`, `/` escaped as `\/`, a table with only positive integer keys as an
+ * `cjson.encode` and `cjson.decode` as Redis ships them (lua-cjson 2.1): numbers as `%.14g`, `/` escaped as `\/`, a table with only positive integer keys as an
  * array (holes as `null`, "excessively sparse" past twice its items and index 10), any other as an
  * object, the empty table as `{}`, `cjson.null` for JSON's null, and cjson's error texts for what
- * cannot be encoded. What differs: an object's keys come out in the order they were set (Redis's in
- * its hash order, which JSON does not give meaning to), and invalid JSON is refused with the host
- * parser's words rather than cjson's.
+ * cannot be encoded; decoding in `cjson-decode.ts`. What differs: an object's keys come out in the
+ * order they were set (Redis's in its hash order, which JSON does not give meaning to).
  *
  * @module
  */
 
 import fengari from "fengari";
+import { type Decoded, decodeJson, JSON_NULL, JsonDecodeError } from "./cjson-decode";
 import { formatNumber } from "./lua51";
 
 const { lauxlib, lua, to_luastring } = fengari;
 type State = ReturnType<typeof lauxlib.luaL_newstate>;
 
-/** The value of `cjson.null` (a light userdata, as in lua-cjson). */
-export const JSON_NULL: object = Object.freeze({ json: null });
+export { JSON_NULL };
 
 const MAX_DEPTH = 1000;
 const ESCAPES: Record<number, string> = { 8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r" };
@@ -112,29 +110,22 @@ export function encode(L: State): number {
   return 1;
 }
 
-const utf8 = new TextDecoder();
-const utf8Encoder = new TextEncoder();
-
-function push(L: State, value: unknown, depth: number): void {
-  if (depth > MAX_DEPTH) {
-    lauxlib.luaL_error(L, to_luastring(`Found too many nested data structures (${depth})`));
-  }
-  if (value === null) lua.lua_pushlightuserdata(L, JSON_NULL);
-  else if (typeof value === "string") lua.lua_pushstring(L, utf8Encoder.encode(value));
+function push(L: State, value: Decoded): void {
+  if (value instanceof Uint8Array) lua.lua_pushstring(L, value);
   else if (typeof value === "number") lua.lua_pushnumber(L, value);
   else if (typeof value === "boolean") lua.lua_pushboolean(L, value);
+  else if (value === JSON_NULL) lua.lua_pushlightuserdata(L, JSON_NULL);
   else if (Array.isArray(value)) {
     lua.lua_createtable(L, value.length, 0);
     value.forEach((item, i) => {
-      push(L, item, depth + 1);
+      push(L, item);
       lua.lua_rawseti(L, -2, i + 1);
     });
-  } else {
-    const entries = Object.entries(value as Record<string, unknown>);
-    lua.lua_createtable(L, 0, entries.length);
-    for (const [k, v] of entries) {
-      lua.lua_pushstring(L, utf8Encoder.encode(k));
-      push(L, v, depth + 1);
+  } else if (value instanceof Map) {
+    lua.lua_createtable(L, 0, value.size);
+    for (const [k, v] of value as Map<Uint8Array, Decoded>) {
+      lua.lua_pushstring(L, k);
+      push(L, v);
       lua.lua_rawset(L, -3);
     }
   }
@@ -143,16 +134,14 @@ function push(L: State, value: unknown, depth: number): void {
 /** `cjson.decode(text)`. */
 export function decode(L: State): number {
   lauxlib.luaL_argcheck(L, lua.lua_gettop(L) === 1, 1, to_luastring("expected 1 argument"));
-  const text = utf8.decode(lauxlib.luaL_checklstring(L, 1));
-  let value: unknown;
+  const text = lauxlib.luaL_checklstring(L, 1);
+  let value: Decoded;
   try {
-    value = JSON.parse(text);
+    value = decodeJson(text);
   } catch (error) {
-    return lauxlib.luaL_error(
-      L,
-      to_luastring(`Cannot decode invalid JSON (${error instanceof Error ? error.message : ""})`),
-    );
+    if (!(error instanceof JsonDecodeError)) throw error;
+    return lauxlib.luaL_error(L, to_luastring(error.message));
   }
-  push(L, value, 1);
+  push(L, value);
   return 1;
 }
