@@ -26,8 +26,8 @@ export class MemoryNodeError extends Error {
  * Also what a script reaches in Redis 7's Lua that a memory node does not model, its message
  * saying `memory nodes do not model '<name>'`: `redis.sha1hex` on a platform without a synchronous
  * SHA-1 (every memory node of `edgelock/testing`; the dev cluster's memory nodes have one),
- * `redis.setresp(3)`, the `bit`, `struct` and `cmsgpack` libraries, `collectgarbage`, `gcinfo`,
- * and `redis.*` / `cjson.*` fields such as `redis.set_repl` or `cjson.encode_max_depth`.
+ * `redis.setresp(3)`, the `bit`, `struct` and `cmsgpack` libraries, `gcinfo`, and `redis.*` /
+ * `cjson.*` fields such as `redis.set_repl` or `cjson.encode_max_depth`.
  *
  * @example
  * try { node.command(["HGET", "h", "f"]); } catch (e) { e.command; } // "HGET"

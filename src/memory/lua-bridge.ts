@@ -65,7 +65,7 @@ coroutine.isyieldable = nil
 `;
 
 /** Globals of Redis 7.0 that memory nodes do not model (a script reading one is refused by name). */
-const UNMODELLED_GLOBALS = new Set(["bit", "struct", "cmsgpack", "gcinfo", "collectgarbage"]);
+const UNMODELLED_GLOBALS = new Set(["bit", "struct", "cmsgpack", "gcinfo"]);
 /** Fields of `redis` and `cjson` in Redis 7.0 that memory nodes do not model. */
 const UNMODELLED_FIELDS: Record<string, readonly string[]> = {
   redis: [
