@@ -116,3 +116,11 @@ declare module "fengari/src/ldebug.js" {
   const ldebug: { luaG_runerror(L: unknown, message: Uint8Array): never };
   export default ldebug;
 }
+declare module "fengari/src/llex.js" {
+  const llex: {
+    RESERVED: Record<"TK_IDIV" | "TK_SHL" | "TK_SHR" | "TK_DBCOLON", number>;
+    luaX_next(ls: any): void;
+    luaX_syntaxerror(ls: any, message: Uint8Array): never;
+  };
+  export default llex;
+}

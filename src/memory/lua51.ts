@@ -1,6 +1,7 @@
 /**
  * What makes fengari's Lua 5.3 look like Redis's Lua 5.1 to a script, where the difference is in
- * the VM rather than in a library: every number is a double (a numeral in the source or a string
+ * the VM rather than in a library: 5.3's operators (`//`, `&`, `|`, `~`, `<<`, `>>`, `::`) are
+ * syntax errors, every number is a double (a numeral in the source or a string
  * read as a number becomes a float, as in 5.1, instead of a 32-bit fengari integer that wraps), a
  * number becomes text as 5.1's `%.14g` writes it (`10/2 .. ""` is `"5"`, not `"5.0"`), and a
  * table can be made read-only as Redis 7 makes the globals and the libraries ("Attempt to modify
@@ -14,6 +15,7 @@
  */
 
 import ldebug from "fengari/src/ldebug.js";
+import llex from "fengari/src/llex.js";
 import lobject from "fengari/src/lobject.js";
 import lstring from "fengari/src/lstring.js";
 import ltable from "fengari/src/ltable.js";
@@ -79,6 +81,26 @@ export function patchFengari(): void {
     const size = str2num(s, o);
     if (active !== 0 && size !== 0 && o.ttisinteger()) o.setfltvalue(Number(o.value));
     return size;
+  };
+  // Lua 5.3's operators that 5.1 does not have: 5.1's lexer reads their first character and its
+  // parser stops there ("unexpected symbol near '/'").
+  const firstChar = new Map([
+    [llex.RESERVED.TK_IDIV, 0x2f],
+    [llex.RESERVED.TK_SHL, 0x3c],
+    [llex.RESERVED.TK_SHR, 0x3e],
+    [llex.RESERVED.TK_DBCOLON, 0x3a],
+    [0x26, 0x26], // &
+    [0x7c, 0x7c], // |
+    [0x7e, 0x7e], // ~ (not ~=)
+  ]);
+  const next = llex.luaX_next;
+  llex.luaX_next = (ls: { t: { token: number } }) => {
+    next(ls);
+    const first = active === 0 ? undefined : firstChar.get(ls.t.token);
+    if (first !== undefined) {
+      ls.t.token = first;
+      llex.luaX_syntaxerror(ls, encoder.encode("unexpected symbol"));
+    }
   };
   const setfrom = ltable.luaH_setfrom;
   ltable.luaH_setfrom = (L: unknown, t: Table, key: unknown, value: unknown) => {

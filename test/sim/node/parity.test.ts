@@ -839,6 +839,16 @@ const USER_CASES: readonly UserCase[] = [
   { name: "pcall of an error table", lua: 'local ok, e = pcall(error, {err = "x"}) return e' },
   { name: "compile error at the end", lua: "return 1 .." },
   { name: "compile error", lua: "return a b" },
+  ...[
+    "return 7 // 2",
+    "local x = 1 & 3 return x",
+    "local x = 1 | 2 return x",
+    "return ~1",
+    "return 1 << 2",
+    "return 1 >> 2",
+    "::top:: return 1",
+  ].map((lua) => ({ name: `Lua 5.3 syntax: ${lua}`, lua })),
+  { name: "~= is still not-equal", lua: "return tostring(1 ~= 2)" },
   // Commands.
   {
     name: "PEXPIRE GT, LT, NX, XX on a key with a TTL",
