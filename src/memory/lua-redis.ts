@@ -72,28 +72,38 @@ export function raise(L: State, text: string): never {
 const numberText = (n: number): string =>
   Number.isInteger(n) ? String(n) : String(Number(n.toPrecision(17)));
 
+/** An error of `redis.call` (raised) or `redis.pcall` (returned). */
+function fail(L: State, raiseErrors: boolean, text: string): number {
+  if (raiseErrors) raise(L, text);
+  pushError(L, text);
+  return 1;
+}
+
 /** `redis.call` (raise = true) / `redis.pcall`. */
 export function call(L: State, host: Host, raiseErrors: boolean): number {
   const top = lua.lua_gettop(L);
-  const fail = (text: string): number => {
-    if (raiseErrors) raise(L, text);
-    pushError(L, text);
-    return 1;
-  };
-  if (top === 0) return fail("ERR Please specify at least one argument for this redis lib call");
+  if (top === 0)
+    return fail(L, raiseErrors, "ERR Please specify at least one argument for this redis lib call");
   const argv: string[] = [];
   for (let i = 1; i <= top; i++) {
     const type = lua.lua_type(L, i);
     if (type === lua.LUA_TNUMBER) argv.push(numberText(lua.lua_tonumber(L, i)));
     else if (type === lua.LUA_TSTRING) argv.push(to_jsstring(lua.lua_tostring(L, i)));
-    else return fail("ERR Lua redis lib command arguments must be strings or integers");
+    else
+      return fail(
+        L,
+        raiseErrors,
+        "ERR Lua redis lib command arguments must be strings or integers",
+      );
   }
   const arity = ARITY.get((argv[0] as string).toUpperCase());
   if (arity !== undefined && (arity > 0 ? argv.length !== arity : argv.length < -arity)) {
-    return fail("ERR Wrong number of args calling Redis command from script");
+    return fail(L, raiseErrors, "ERR Wrong number of args calling Redis command from script");
   }
   const reply = host.command(argv);
-  if (reply !== null && typeof reply === "object" && "err" in reply) return fail(reply.err);
+  if (reply !== null && typeof reply === "object" && "err" in reply) {
+    return fail(L, raiseErrors, reply.err);
+  }
   pushReply(L, reply);
   return 1;
 }

@@ -45,14 +45,21 @@ export function inLua51<T>(body: () => T): T {
   }
 }
 
-/** Make `table` (fengari's table object, from {@link tableAt}) read-only, or writable again. */
+/**
+ * The read-only tables. A set beside fengari's table objects rather than a flag on them: a new
+ * property on some of them would change their shape, and slow fengari's every table access.
+ */
+const readonlyTables = new WeakSet<object>();
+
+/** Make `table` (fengari's table object, from `lua_topointer`) read-only, or writable again. */
 export function setReadonly(table: object, readonly: boolean): void {
-  (table as { readonly?: boolean }).readonly = readonly;
+  if (readonly) readonlyTables.add(table);
+  else readonlyTables.delete(table);
 }
 
 /** Whether `table` (fengari's table object) is read-only. */
 export const isReadonly = (table: unknown): boolean =>
-  (table as { readonly?: boolean } | null)?.readonly === true;
+  typeof table === "object" && table !== null && readonlyTables.has(table);
 
 interface TValue {
   value: unknown;
@@ -61,9 +68,7 @@ interface TValue {
   setfltvalue(n: number): void;
   setsvalue(s: unknown): void;
 }
-interface Table {
-  readonly?: boolean;
-}
+type Table = object;
 
 let patched = false;
 
@@ -104,13 +109,13 @@ export function patchFengari(): void {
   };
   const setfrom = ltable.luaH_setfrom;
   ltable.luaH_setfrom = (L: unknown, t: Table, key: unknown, value: unknown) => {
-    if (t.readonly === true && active !== 0) ldebug.luaG_runerror(L, encoder.encode(READONLY));
+    if (active !== 0 && readonlyTables.has(t)) ldebug.luaG_runerror(L, encoder.encode(READONLY));
     return setfrom(L, t, key, value);
   };
   const setint = ltable.luaH_setint;
   ltable.luaH_setint = (t: Table, key: number, value: unknown) => {
     // Only C code writes with this (a script's writes go through luaH_setfrom): a bug, not a script.
-    if (t.readonly === true && active !== 0) throw new Error(READONLY);
+    if (active !== 0 && readonlyTables.has(t)) throw new Error(READONLY);
     return setint(t, key, value);
   };
 }
