@@ -78,6 +78,13 @@ function general(d: Decimal, precision: number, alternate: boolean, upper: boole
   return (mantissa.includes(".") ? mantissa.replace(/\.?0+$/, "") : mantissa) + e;
 }
 
+/** C's `#` flag: the decimal point always written. */
+function withPoint(text: string): string {
+  if (text.includes(".")) return text;
+  const [mantissa = "", e = ""] = text.split(/(?=[eE])/);
+  return `${mantissa}.${e}`;
+}
+
 /**
  * One `printf` conversion `conv` (e, E, f, F, g, G) of `x` with C's flags, width and precision
  * (default 6).
@@ -104,6 +111,7 @@ export function cFormat(
     if (lower === "e") body = exponential(d, p, upper);
     else if (lower === "f") body = fixed(d, p);
     else body = general(d, p, flags.includes("#"), upper);
+    if (flags.includes("#")) body = withPoint(body);
   }
   if (upper) body = body.toUpperCase();
   // x86's NaN from 0/0 carries the sign bit, which glibc writes.

@@ -70,6 +70,7 @@ declare module "fengari" {
       luaL_ref(L: FengariState, table: number): number;
       luaL_requiref(L: FengariState, name: Uint8Array, open: FengariLib, global: number): void;
       luaL_checkany(L: FengariState, arg: number): void;
+      luaL_loadstring(L: FengariState, source: Uint8Array): number;
       luaL_tolstring(L: FengariState, index: number): Uint8Array;
       luaL_checklstring(L: FengariState, arg: number): Uint8Array;
       luaL_checknumber(L: FengariState, arg: number): number;
@@ -85,6 +86,7 @@ declare module "fengari" {
       luaopen_string: FengariLib;
       luaopen_math: FengariLib;
       luaopen_coroutine: FengariLib;
+      luaL_openlibs(L: FengariState): void;
     };
     to_luastring(text: string): Uint8Array;
     to_jsstring(bytes: Uint8Array): string;

@@ -698,6 +698,10 @@ const USER_CASES: readonly UserCase[] = [
     name: "string.format: big integers, ties to even",
     lua: "return string.format('%d %.14g %.0f %.2f %.1e %g', 3e9, 123456789012345, 2.5, 0.125, 2.25, 100000)",
   },
+  {
+    name: "string.format: the # flag, widths",
+    lua: "return string.format('%#g|%#.0f|%#.0e|%#o|%#X|%8.3e|%-8g|%+.2f|% d|%.3d', 100000, 2, 3, 8, 255, 1234.5, 0.5, 2, 7, 5)",
+  },
   { name: "table.concat of numbers", lua: 'return table.concat({1, 2.5, 10/2, -0.5}, ",")' },
   {
     name: "tonumber",
