@@ -16,13 +16,14 @@
 
 import fengari from "fengari";
 import type { Reply } from "./keyspace";
+import { utf8Text } from "./lua-format";
 import { Rand48 } from "./lua-random";
 import type * as redis from "./lua-redis";
 import { messageHandler } from "./lua-redis";
 import { openSandbox } from "./lua-sandbox";
 import { inLua51, patchFengari, setReadonly } from "./lua51";
 
-const { lauxlib, lua, to_jsstring, to_luastring } = fengari;
+const { lauxlib, lua, to_luastring } = fengari;
 type State = ReturnType<typeof lauxlib.luaL_newstate>;
 
 /** A script's result for the client, or the error Redis would reply. */
@@ -94,7 +95,7 @@ export class LuaBridge {
     const name = to_luastring("@user_script");
     if (lauxlib.luaL_loadbuffer(L, to_luastring(source), null, name) !== lua.LUA_OK) {
       // Lua 5.1 quotes the end of the source as a token; 5.3 does not.
-      const message = to_jsstring(lua.lua_tostring(L, -1)).replace(/ <eof>/g, " '<eof>'");
+      const message = utf8Text(lua.lua_tostring(L, -1)).replace(/ <eof>/g, " '<eof>'");
       lua.lua_settop(L, 0);
       return `ERR Error compiling script (new function): ${message}`;
     }
@@ -106,7 +107,7 @@ export class LuaBridge {
 
 /** The error reply of a failed script: the handler's `[text, where]`, with the script's SHA-1. */
 function failure(L: State, sha: string): string {
-  const raw = to_jsstring(lua.lua_tostring(L, -1) ?? to_luastring("ERR unknown error"));
+  const raw = utf8Text(lua.lua_tostring(L, -1) ?? to_luastring("ERR unknown error"));
   try {
     const [text, where] = JSON.parse(raw) as [string, string];
     return where === "" ? text : `${text} script: ${sha}, on ${where}.`;
@@ -130,18 +131,18 @@ function toClient(L: State, at: number): ScriptResult {
   const index = at < 0 ? lua.lua_gettop(L) + at + 1 : at;
   const type = lua.lua_type(L, index);
   if (type === lua.LUA_TNUMBER) return { ok: true, value: Math.trunc(lua.lua_tonumber(L, index)) };
-  if (type === lua.LUA_TSTRING) return { ok: true, value: to_jsstring(lua.lua_tostring(L, index)) };
+  if (type === lua.LUA_TSTRING) return { ok: true, value: utf8Text(lua.lua_tostring(L, index)) };
   if (type === lua.LUA_TBOOLEAN) return { ok: true, value: lua.lua_toboolean(L, index) ? 1 : null };
   if (type !== lua.LUA_TTABLE) return { ok: true, value: null };
   // Raw: a script may return a table whose __index raises (the globals).
   lua.lua_pushstring(L, ERR);
   if (lua.lua_rawget(L, index) === lua.LUA_TSTRING) {
-    return { ok: false, error: to_jsstring(lua.lua_tostring(L, -1)) };
+    return { ok: false, error: utf8Text(lua.lua_tostring(L, -1)) };
   }
   lua.lua_settop(L, -2);
   lua.lua_pushstring(L, OK);
   if (lua.lua_rawget(L, index) === lua.LUA_TSTRING) {
-    return { ok: true, value: to_jsstring(lua.lua_tostring(L, -1)) };
+    return { ok: true, value: utf8Text(lua.lua_tostring(L, -1)) };
   }
   lua.lua_settop(L, -2);
   const items: unknown[] = [];

@@ -24,6 +24,14 @@ export function bytesText(bytes: Uint8Array): string {
   }
   return text;
 }
+const utf8 = new TextDecoder();
+
+/**
+ * A Lua string as the JavaScript text a client reading UTF-8 gets: bytes that are not UTF-8 become
+ * U+FFFD (fengari's own conversion throws on them).
+ */
+export const utf8Text = (bytes: Uint8Array): string => utf8.decode(bytes);
+
 export const textBytes = (text: string): Uint8Array =>
   Uint8Array.from(text, (c) => c.charCodeAt(0));
 

@@ -13,7 +13,7 @@
 
 import fengari from "fengari";
 import { ARITY, type Reply } from "./keyspace";
-import { bytesText, textBytes } from "./lua-format";
+import { bytesText, textBytes, utf8Text } from "./lua-format";
 import type { Rand48 } from "./lua-random";
 import { formatNumber } from "./lua51";
 
@@ -88,7 +88,7 @@ export function call(L: State, host: Host, raiseErrors: boolean): number {
   for (let i = 1; i <= top; i++) {
     const type = lua.lua_type(L, i);
     if (type === lua.LUA_TNUMBER) argv.push(numberText(lua.lua_tonumber(L, i)));
-    else if (type === lua.LUA_TSTRING) argv.push(to_jsstring(lua.lua_tostring(L, i)));
+    else if (type === lua.LUA_TSTRING) argv.push(utf8Text(lua.lua_tostring(L, i)));
     else
       return fail(
         L,
@@ -131,7 +131,7 @@ export function reply(L: State, field: "err" | "ok"): number {
     pushError(L, "ERR wrong number or type of arguments");
     return 1;
   }
-  const text = to_jsstring(lua.lua_tostring(L, 1));
+  const text = utf8Text(lua.lua_tostring(L, 1));
   if (field === "err") pushError(L, errorText(text.startsWith("-") ? text : `-${text}`));
   else {
     lua.lua_createtable(L, 0, 1);
@@ -148,7 +148,7 @@ export function sha1hex(L: State, host: Host): number {
     raise(L, notModelled("redis.sha1hex", "this platform has no synchronous SHA-1"));
   }
   const text = lua.lua_tolstring(L, 1);
-  lua.lua_pushstring(L, to_luastring(host.sha1(text === null ? "" : to_jsstring(text))));
+  lua.lua_pushstring(L, to_luastring(host.sha1(text === null ? "" : utf8Text(text))));
   return 1;
 }
 
@@ -222,12 +222,12 @@ export function pcall(L: State): number {
 export function messageHandler(L: State): number {
   let text: string;
   if (lua.lua_type(L, 1) === lua.LUA_TTABLE && lua.lua_getfield(L, 1, ERR) === lua.LUA_TSTRING) {
-    text = to_jsstring(lua.lua_tostring(L, -1));
+    text = utf8Text(lua.lua_tostring(L, -1));
   } else if (lua.lua_type(L, 1) === lua.LUA_TNUMBER) {
     text = `ERR ${formatNumber(lua.lua_tonumber(L, 1))}`;
   } else {
     lua.lua_settop(L, 1);
-    text = `ERR ${to_jsstring(lauxlib.luaL_tolstring(L, 1))}`;
+    text = `ERR ${utf8Text(lauxlib.luaL_tolstring(L, 1))}`;
   }
   const ar = new lua.lua_Debug();
   let found = lua.lua_getstack(L, 1, ar) !== 0 && lua.lua_getinfo(L, to_luastring("Sl"), ar) !== 0;

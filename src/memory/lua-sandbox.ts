@@ -12,12 +12,12 @@
 
 import fengari from "fengari";
 import { decode, encode, JSON_NULL } from "./lua-cjson";
-import { format, tostring } from "./lua-format";
+import { format, tostring, utf8Text } from "./lua-format";
 import { random, randomseed } from "./lua-random";
 import * as redis from "./lua-redis";
 import { isReadonly, READONLY, setReadonly } from "./lua51";
 
-const { lauxlib, lua, lualib, to_jsstring, to_luastring } = fengari;
+const { lauxlib, lua, lualib, to_luastring } = fengari;
 type State = ReturnType<typeof lauxlib.luaL_newstate>;
 
 const LIBRARIES = [
@@ -100,7 +100,7 @@ export function openSandbox(L: State, host: () => redis.Host): object {
     lua.lua_settop(L, 0);
   }
   if (lauxlib.luaL_loadbuffer(L, to_luastring(PRELUDE), null, to_luastring("=prelude"))) {
-    throw new Error(to_jsstring(lua.lua_tostring(L, -1)));
+    throw new Error(utf8Text(lua.lua_tostring(L, -1)));
   }
   lua.lua_call(L, 0, 0);
   setGlobal(L, "tostring", tostring);
@@ -192,7 +192,7 @@ function refuseFields(L: State, library: string): void {
   const names = new Set(UNMODELLED_FIELDS[library]);
   lua.lua_createtable(L, 0, 1);
   setField(L, "__index", (S) => {
-    const key = lua.lua_type(S, 2) === lua.LUA_TSTRING ? to_jsstring(lua.lua_tostring(S, 2)) : "";
+    const key = lua.lua_type(S, 2) === lua.LUA_TSTRING ? utf8Text(lua.lua_tostring(S, 2)) : "";
     if (names.has(key)) {
       redis.raise(S, redis.notModelled(`${library}.${key}`, "not in a memory node's Lua"));
     }
@@ -206,7 +206,7 @@ function protectGlobals(L: State): void {
   lua.lua_pushglobaltable(L);
   lua.lua_createtable(L, 0, 1);
   setField(L, "__index", (S) => {
-    const name = to_jsstring(lauxlib.luaL_tolstring(S, 2));
+    const name = utf8Text(lauxlib.luaL_tolstring(S, 2));
     if (UNMODELLED_GLOBALS.has(name)) {
       redis.raise(S, redis.notModelled(name, "not in a memory node's Lua"));
     }

@@ -193,6 +193,14 @@ describe("a user's script, as redis-server runs it", () => {
     }
   });
 
+  it("bytes that are not UTF-8 reach the test as U+FFFD, as a client reading UTF-8 gets them", async () => {
+    const node = memoryNode();
+    expect(await node.eval('return "a\\255"', [], [])).toBe("a\uFFFD");
+    await expect(node.eval('error("\\255")', [], [])).rejects.toThrow(
+      "ERR user_script:1: \uFFFD script:",
+    );
+  });
+
   it("what memory nodes do not model is refused by name: redis.sha1hex (no synchronous SHA-1), bit", async () => {
     const node = memoryNode();
     for (const [script, name] of [
