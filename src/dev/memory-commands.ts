@@ -7,8 +7,8 @@
  * Implemented: what edgelock's client and scripts send (`EVAL`, `EVALSHA` and their `_RO` forms,
  * `SCRIPT EXISTS`/`FLUSH`), what its CLI and the README's samples read (`GET`, `PTTL`, `TYPE`,
  * `ZRANGE`), and a few for trying things by hand: `PING`, `ECHO`, `SET` with `NX`/`XX`/`GET`/`EX`/
- * `PX`/`EXAT`/`PXAT`/`KEEPTTL`, `DEL`, `EXISTS`, `EXPIRE`, `PEXPIRE`, `TTL`, `INCR`, `ZADD` (one
- * member, no flags), `ZREM`, `ZCARD`, `ZPOPMIN`, `PUBLISH`, `KEYS`, `DBSIZE`, `FLUSHALL`,
+ * `PX`/`EXAT`/`PXAT`/`KEEPTTL`, `DEL`, `EXISTS`, `EXPIRE` and `PEXPIRE` (with `NX`/`XX`/`GT`/`LT`),
+ * `TTL`, `INCR`, `ZADD` (one member, no flags), `ZREM`, `ZCARD`, `ZPOPMIN`, `PUBLISH`, `KEYS`, `DBSIZE`, `FLUSHALL`,
  * `FLUSHDB`, `TIME`. Any other command is answered as Redis answers an unknown one,
  * `ERR unknown command 'hset', with args beginning with: …`, plus a note that the in-memory node
  * does not implement it: run the dev cluster on redis-server for those.
@@ -195,7 +195,7 @@ const SPECS = new Map<string, Spec>([
   passThrough("get", 2),
   passThrough("del", -2),
   passThrough("exists", -2),
-  passThrough("pexpire", 3),
+  passThrough("pexpire", -3),
   passThrough("pttl", 2),
   passThrough("incr", 2),
   passThrough("type", 2),
@@ -207,10 +207,11 @@ const SPECS = new Map<string, Spec>([
   [
     "expire",
     {
-      arity: 3,
-      run: (store, [key = "", seconds = ""]) => {
+      arity: -3,
+      run: (store, [key = "", seconds = "", ...flags]) => {
         const n = integer(seconds);
-        return n === undefined ? NOT_INTEGER : keyspace(store, ["PEXPIRE", key, String(n * 1000)]);
+        const ms = String(n === undefined ? 0 : n * 1000);
+        return n === undefined ? NOT_INTEGER : keyspace(store, ["PEXPIRE", key, ms, ...flags]);
       },
     },
   ],

@@ -17,6 +17,27 @@ export type Reply = string | number | null | { ok: string } | { err: string } | 
 /** What follows an unknown command's name in its error reply (the memory node recognises it). */
 export const UNKNOWN_COMMAND = "(a memory node runs only the commands edgelock's scripts call)";
 
+/**
+ * Redis's arity of each command a memory node runs (negative: at least that many words), which
+ * `redis.call` checks before running one, as Redis does.
+ */
+export const ARITY: ReadonlyMap<string, number> = new Map([
+  ["GET", 2],
+  ["SET", -3],
+  ["DEL", -2],
+  ["EXISTS", -2],
+  ["PEXPIRE", -3],
+  ["PTTL", 2],
+  ["INCR", 2],
+  ["TYPE", 2],
+  ["PUBLISH", 3],
+  ["ZADD", -4],
+  ["ZREM", -3],
+  ["ZCARD", 2],
+  ["ZPOPMIN", -2],
+  ["ZRANGE", -4],
+]);
+
 const ZSET_COMMANDS = new Set(["ZADD", "ZREM", "ZCARD", "ZPOPMIN", "ZRANGE"]);
 
 const WRONGTYPE = { err: "WRONGTYPE Operation against a key holding the wrong kind of value" };
@@ -27,9 +48,21 @@ const int = (text: string): number | undefined => {
   return /^-?\d+$/.test(text) && Number.isSafeInteger(value) ? value : undefined;
 };
 
-/** Redis's text for a double (integers without a fraction). */
-export const formatScore = (score: number): string =>
-  Number.isInteger(score) ? String(score) : String(Number(score.toPrecision(17)));
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const INFINITE = /^([+-]?)inf(inity)?$/i;
+
+/** A score as Redis reads a double (strtod over the whole text: no blanks, no "", inf allowed). */
+function parseScore(text: string): number | undefined {
+  const infinite = INFINITE.exec(text);
+  if (infinite !== null) return infinite[1] === "-" ? -Infinity : Infinity;
+  return DECIMAL.test(text) ? Number(text) : undefined;
+}
+
+/** Redis's text for a double (integers without a fraction; `inf`, `-inf`). */
+export const formatScore = (score: number): string => {
+  if (!Number.isFinite(score)) return score > 0 ? "inf" : "-inf";
+  return Number.isInteger(score) ? String(score) : String(Number(score.toPrecision(17)));
+};
 
 /**
  * @example
@@ -104,14 +137,8 @@ export class Keyspace {
         if (name.toUpperCase() === "DEL") for (const k of found) this.#delete(k);
         return found.length;
       }
-      case "PEXPIRE": {
-        const ms = int(rest[0] ?? "");
-        if (ms === undefined) return { err: "ERR value is not an integer or out of range" };
-        if (this.lookup(key, now) === undefined) return 0;
-        if (ms <= 0) this.#delete(key);
-        else this.#expires.set(key, now + ms);
-        return 1;
-      }
+      case "PEXPIRE":
+        return this.#pexpire(now, key, rest);
       case "PTTL":
         return this.pttl(key, now);
       case "INCR": {
@@ -129,6 +156,36 @@ export class Keyspace {
       default:
         return this.#zcommand(now, name.toUpperCase(), key, rest);
     }
+  }
+
+  /** PEXPIRE key ms [NX | XX | GT | LT] (a key without expiry counts as never expiring). */
+  #pexpire(now: number, key: string, rest: readonly string[]): Reply {
+    if (rest.length === 0) return { err: "ERR wrong number of arguments for 'pexpire' command" };
+    const ms = int(rest[0] ?? "");
+    if (ms === undefined) return { err: "ERR value is not an integer or out of range" };
+    const flags = new Set<string>();
+    for (const option of rest.slice(1)) {
+      const flag = option.toUpperCase();
+      if (!["NX", "XX", "GT", "LT"].includes(flag))
+        return { err: `ERR Unsupported option ${option}` };
+      flags.add(flag);
+    }
+    if (flags.has("NX") && flags.size > 1) {
+      return { err: "ERR NX and XX, GT or LT options at the same time are not compatible" };
+    }
+    if (flags.has("GT") && flags.has("LT")) {
+      return { err: "ERR GT and LT options at the same time are not compatible" };
+    }
+    if (this.lookup(key, now) === undefined) return 0;
+    const current = this.#expires.get(key);
+    const when = now + ms;
+    if (flags.has("NX") && current !== undefined) return 0;
+    if (flags.has("XX") && current === undefined) return 0;
+    if (flags.has("GT") && (current === undefined || when <= current)) return 0;
+    if (flags.has("LT") && current !== undefined && when >= current) return 0;
+    if (ms <= 0) this.#delete(key);
+    else this.#expires.set(key, when);
+    return 1;
   }
 
   #set(now: number, key: string, rest: readonly string[]): Reply {
@@ -153,8 +210,8 @@ export class Keyspace {
     switch (name) {
       case "ZADD": {
         if (rest.length !== 2) return SYNTAX;
-        const score = Number(rest[0]);
-        if (Number.isNaN(score)) return { err: "ERR value is not a valid float" };
+        const score = parseScore(rest[0] as string);
+        if (score === undefined) return { err: "ERR value is not a valid float" };
         const set = members ?? new Map<string, number>();
         if (members === undefined) this.#data.set(key, { type: "zset", members: set });
         const added = set.has(rest[1] as string) ? 0 : 1;

@@ -13,6 +13,7 @@ import { SCRIPTS } from "../scripts";
 import { type Clock, realClock } from "./clock";
 import { MemoryNodeError, UnsupportedCommandError } from "./errors";
 import { type Reply, UNKNOWN_COMMAND } from "./keyspace";
+import { NOT_MODELLED } from "./lua-redis";
 import { Channels } from "./pubsub";
 import { type ScriptResult, SimNode } from "./sim-node";
 
@@ -27,10 +28,11 @@ export interface MemoryNodeOptions {
 
 const KNOWN = new Set(["clock"]);
 const UNKNOWN = new RegExp(`unknown command '([^']*)' ${UNKNOWN_COMMAND.replace(/[()]/g, "\\$&")}`);
+const UNMODELLED = new RegExp(`${NOT_MODELLED} '([^']*)'`);
 
 /** The error to throw for an error reply `message`. */
 function replyError(message: string): MemoryNodeError {
-  const command = UNKNOWN.exec(message)?.[1];
+  const command = UNKNOWN.exec(message)?.[1] ?? UNMODELLED.exec(message)?.[1];
   return command === undefined
     ? new MemoryNodeError(message)
     : new UnsupportedCommandError(command, message);
@@ -61,9 +63,10 @@ const KNOWN_SHAS: ReadonlyMap<string, string> = new Map(SCRIPTS.map((s) => [s.lu
  *
  * What it models: the keyspace, key expiry, the script cache (EVALSHA of a script it has not seen
  * answers NOSCRIPT), scripts running atomically with time frozen at their start, error replies,
- * and PUBLISH to the waiters that `wake: true` subscribes. What it does not: persistence, a
- * restart with data, memory limits and eviction, replication, latency, and any command edgelock's
- * scripts do not call ({@link UnsupportedCommandError}). Its nodes never fail: for faults, use
+ * and PUBLISH to the waiters that `wake: true` subscribes; a script of the user's own runs as in
+ * Redis 7's Lua 5.1 (numbers, protected globals, `redis.*`, `cjson`, error texts). What it does
+ * not: persistence, a restart with data, memory limits and eviction, replication, latency, any
+ * command edgelock's scripts do not call and `redis.sha1hex` ({@link UnsupportedCommandError}). Its nodes never fail: for faults, use
  * the dev cluster (`edgelock/dev`).
  *
  * @example

@@ -10,6 +10,7 @@
 
 import { Keyspace, type Reply } from "./keyspace";
 import { LuaBridge, type ScriptResult } from "./lua-bridge";
+import { Rand48 } from "./lua-random";
 
 export type { ScriptResult } from "./lua-bridge";
 
@@ -31,9 +32,11 @@ export interface SimNodeOptions {
 const NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL.";
 
 /**
- * One Lua state for every simulated node: scripts run synchronously and keep nothing between
- * calls (KEYS, ARGV and the keyspace are set per call), and compiling each script once instead
- * of per node and schedule saves a tenth of a campaign's time.
+ * One Lua state for every node: scripts run synchronously and keep nothing between calls (KEYS,
+ * ARGV and the keyspace are set per call, and every table a script could write for the next one —
+ * the globals, the libraries — is read-only, as in Redis 7), so each node is its own sandbox as
+ * far as a script can tell; compiling each script once instead of per node and schedule saves a
+ * tenth of a campaign's time.
  */
 let shared: LuaBridge | undefined;
 const sharedBridge = (): LuaBridge => {
@@ -51,6 +54,8 @@ export class SimNode {
   readonly #now: () => number;
   readonly #sha1: ((source: string) => string) | undefined;
   readonly #space = new Keyspace();
+  /** `math.random`'s generator: one per node, as one per redis-server. */
+  readonly #random = new Rand48();
   readonly #bridge = sharedBridge();
   /** Script sources loaded since the last restart, by SHA-1. */
   readonly #scripts = new Map<string, string>();
@@ -66,7 +71,7 @@ export class SimNode {
   evalsha(sha: string, keys: readonly string[], args: readonly string[]): ScriptResult {
     const source = this.#scripts.get(sha);
     if (source === undefined) return { ok: false, error: NOSCRIPT };
-    return this.#run(source, keys, args);
+    return this.#run(source, keys, args, sha);
   }
 
   /**
@@ -89,7 +94,7 @@ export class SimNode {
       this.#shas.set(source, cached);
     }
     this.#scripts.set(cached, source);
-    return this.#run(source, keys, args);
+    return this.#run(source, keys, args, cached);
   }
 
   /** Whether EVALSHA `sha` would find its script (loaded since the last restart). */
@@ -100,6 +105,7 @@ export class SimNode {
   /** Restart: the script cache is emptied; the data too unless `keepData`. */
   restart(keepData: boolean): void {
     this.#scripts.clear();
+    this.#random.reset();
     if (!keepData) this.#space.clear();
   }
 
@@ -135,9 +141,19 @@ export class SimNode {
     this.#space.command(this.#now(), argv);
   }
 
-  #run(source: string, keys: readonly string[], args: readonly string[]): ScriptResult {
+  #run(
+    source: string,
+    keys: readonly string[],
+    args: readonly string[],
+    sha: string,
+  ): ScriptResult {
     const now = this.#now(); // frozen for the whole script
-    return this.#bridge.run(source, keys, args, (argv) => this.#command(now, argv));
+    const host = {
+      command: (argv: string[]) => this.#command(now, argv),
+      random: this.#random,
+      sha1: this.#sha1,
+    };
+    return this.#bridge.run(source, keys, args, host, sha);
   }
 
   #command(now: number, argv: string[]): Reply {

@@ -115,6 +115,34 @@ describe("the same answers on redis-server and in memory", () => {
     expect([gone.body, goneToo.body]).toEqual([{ result: null }, { result: null }]);
   });
 
+  it("PEXPIRE and EXPIRE with NX/XX/GT/LT, and a user's scripts (sha1hex too), answer alike", async () => {
+    const { k, n } = keys("flags");
+    const commands: unknown[][] = [
+      ["set", k, "v", "PX", "9000"],
+      ["pexpire", k, 20000, "GT"],
+      ["pexpire", k, 5000, "GT"],
+      ["pexpire", k, 3000, "NX"],
+      ["pexpire", k, 1000, "lt"],
+      ["expire", k, 60, "XX"],
+      ["pexpire", k, 10, "GT", "LT"],
+      ["pexpire", k, 10, "SOON"],
+      ["zadd", n, "", "m"],
+      ["eval", "return 'job-' .. redis.call('INCR', KEYS[1]) .. string.format(' %d', 3.7)", 1, n],
+      ["eval", "x = 1", 0],
+      ["eval", "return redis.sha1hex('abc')", 0],
+    ];
+    const answers: Answer[] = [];
+    for (const command of commands) {
+      const [onRedis, inMemory] = await both("/", command);
+      expect(inMemory, JSON.stringify(command)).toEqual(onRedis);
+      answers.push(inMemory);
+    }
+    expect(answers.slice(1, 6).map((a) => a.body)).toEqual(
+      [1, 0, 0, 1, 1].map((result) => ({ result })),
+    );
+    expect(answers[9]?.body).toEqual({ result: "job-1 3" });
+  });
+
   it("scripts: EVAL, EVALSHA, NOSCRIPT, numkeys errors, edgelock's acquire and inspect", async () => {
     const { k, n } = keys("script");
     const token = "0123456789abcdef0123456789abcdef";

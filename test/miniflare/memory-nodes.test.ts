@@ -69,4 +69,26 @@ describe("memory nodes in workerd without nodejs_compat", () => {
     expect((await post("/advance?ms=10001")).status).toBe(204);
     expect((await post("/reports/7/rebuild")).status).toBe(200);
   });
+
+  it("a user's script runs as in Redis 7's Lua 5.1 there too: integer replies, protected globals, sha1hex refused", async () => {
+    const run = async (source: string) =>
+      (
+        await mf.dispatchFetch("http://worker.test/script", { method: "POST", body: source })
+      ).json();
+    expect(
+      await run('return "job-" .. redis.call("INCR", KEYS[1]) .. string.format(" %d", 3.7)'),
+    ).toEqual({
+      value: "job-1 3",
+    });
+    expect(await run("x = 1")).toEqual({
+      error: expect.stringMatching(
+        /^ERR user_script:1: Attempt to modify a readonly table script: /,
+      ),
+      name: "MemoryNodeError",
+    });
+    expect(await run('return redis.sha1hex("a")')).toEqual({
+      error: expect.stringContaining("memory nodes do not model 'redis.sha1hex'"),
+      name: "UnsupportedCommandError",
+    });
+  });
 });

@@ -8,6 +8,8 @@
  * - `POST /reports/:id/rebuild` behind `lock()`.
  * - `POST /hold/:id`: takes `report:<id>` for 10 s and never releases it (a holder that crashed).
  * - `POST /advance?ms=`: moves the nodes' clock. `GET /pttl/:key`: the key's PTTL on each node.
+ * - `POST /script`: runs a user's script on the first node (the request's body), answers its
+ *   result or error text.
  *
  * @module
  */
@@ -48,5 +50,15 @@ app.post("/advance", (c) => {
 });
 
 app.get("/pttl/:key", (c) => c.json(nodes.map((node) => node.pttl(c.req.param("key")))));
+
+app.post("/script", async (c) => {
+  const node = nodes[0];
+  const source = await c.req.text();
+  const result = await node?.eval(source, ["user:n"], []).then(
+    (value) => ({ value }),
+    (error: Error) => ({ error: error.message, name: error.constructor.name }),
+  );
+  return c.json(result ?? null);
+});
 
 export default app;

@@ -138,7 +138,10 @@ describe("commands a memory node does not implement", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnsupportedCommandError);
     expect((error as UnsupportedCommandError).command).toBe("HSET");
-    expect((error as Error).message).toMatch(/^ERR Error running script: .*'HSET'/);
+    // Redis 7's form of a script's error: where it was raised, after the command's own error.
+    expect((error as Error).message).toMatch(
+      /^ERR unknown command 'HSET' \(a memory node .*\) script: [0-9a-f]{40}, on @user_script:1\.$/,
+    );
   });
 
   it("through createLocks: the node's outcome is a TransportError of kind server naming the command", async () => {
@@ -165,6 +168,51 @@ describe("commands a memory node does not implement", () => {
     expect(node.command(["ZADD", "z", "1", "m"])).toBe(1);
     expect(node.command(["ZRANGE", "z", "0", "-1", "WITHSCORES"])).toEqual(["m", "1"]);
     expect(() => node.command(["GET", "z"])).toThrow(/^WRONGTYPE/);
+  });
+});
+
+describe("a user's script, as redis-server runs it", () => {
+  it("an integer reply is a Lua 5.1 number: concatenated without a fraction", async () => {
+    const [node] = memoryNodes(1);
+    const script = 'return "job-" .. redis.call("INCR", KEYS[1]) .. string.format(" %d", 3.7)';
+    expect(await node?.eval(script, ["jobs"], [])).toBe("job-1 3");
+  });
+
+  it("each node is its own sandbox: a global is refused, and no node sees what a script tried on another", async () => {
+    const [a, b] = memoryNodes(2);
+    await expect(a?.eval("x = 1 return 1", [], [])).rejects.toThrow(
+      /^ERR user_script:1: Attempt to modify a readonly table script: [0-9a-f]{40}, on @user_script:1\.$/,
+    );
+    await expect(a?.eval("setmetatable(_G, {}) return 1", [], [])).rejects.toThrow(
+      "Attempt to modify a readonly table",
+    );
+    for (const node of [a, b]) {
+      await expect(node?.eval("return x", [], [])).rejects.toThrow(
+        "Script attempted to access nonexistent global variable 'x'",
+      );
+    }
+  });
+
+  it("bytes that are not UTF-8 reach the test as U+FFFD, as a client reading UTF-8 gets them", async () => {
+    const node = memoryNode();
+    expect(await node.eval('return "a\\255"', [], [])).toBe("a\uFFFD");
+    await expect(node.eval('error("\\255")', [], [])).rejects.toThrow(
+      "ERR user_script:1: \uFFFD script:",
+    );
+  });
+
+  it("what memory nodes do not model is refused by name: redis.sha1hex (no synchronous SHA-1), bit", async () => {
+    const node = memoryNode();
+    for (const [script, name] of [
+      ['return redis.sha1hex("a")', "redis.sha1hex"],
+      ["return bit.band(1, 3)", "bit"],
+      ["return redis.setresp(3)", "redis.setresp(3)"],
+    ]) {
+      const error = await node.eval(script as string, [], []).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnsupportedCommandError);
+      expect((error as UnsupportedCommandError).command).toBe(name);
+      expect((error as Error).message).toContain(`memory nodes do not model '${name}'`);
+    }
   });
 });
 

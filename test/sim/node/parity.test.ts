@@ -665,3 +665,255 @@ describe("simulated node = redis-server, script by script", () => {
     expect(sim.pttl("k")).toBe(-2);
   });
 });
+
+/**
+ * A user's own script on both (what `edgelock/testing` and `edgelock dev` promise for it): the
+ * reply or the error text, and what the keys hold afterwards. `k` and `z` are the keys (KEYS[1],
+ * KEYS[2]); setup commands name them the same way.
+ */
+interface UserCase {
+  readonly name: string;
+  readonly lua: string;
+  readonly setup?: readonly (readonly string[])[];
+  readonly args?: readonly string[];
+}
+
+const ERROR_FORMS = "local ok, e = pcall(redis.call, 'INCR', KEYS[1]) return e";
+const USER_CASES: readonly UserCase[] = [
+  // Integer replies are Lua 5.1 numbers, written without a fraction.
+  { name: "integer reply concatenated", lua: 'return "job-" .. redis.call("INCR", KEYS[1])' },
+  {
+    name: "integer reply through tostring and type",
+    lua: 'return tostring(redis.call("INCR", KEYS[1])) .. "|" .. type(redis.call("INCR", KEYS[1]))',
+  },
+  {
+    name: "numbers as text (%.14g)",
+    lua: 'return tostring(10/2) .. " " .. tostring(0/0) .. " " .. tostring(1/0) .. " " .. tostring(-1/0) .. " " .. tostring(2^53) .. " " .. 1e15 .. " " .. 0.1 .. " " .. 123456789012345 .. " " .. 1/3 .. " " .. 1e-5 .. " " .. 2^31 + 2^31',
+  },
+  {
+    name: "string.format: %d truncates, C's conversions",
+    lua: "return string.format('%d|%d|%5.2f|%s|%x|%X|%o|%c|%i|%e|%g|%g|%g|%.3f|%+d|%05d|%-4d|%#x|%q|%5.1s|%%', 3.7, -3.7, 2.5, 10/2, 255.9, 255, 8, 65.9, 2.9, 1.5, 2, 1e20, 1e-5, 2.0005, 5, 42, 7, 255, 'a\\n', 'abc')",
+  },
+  {
+    name: "string.format: big integers, ties to even",
+    lua: "return string.format('%d %.14g %.0f %.2f %.1e %g', 3e9, 123456789012345, 2.5, 0.125, 2.25, 100000)",
+  },
+  {
+    name: "string.format: the # flag, widths",
+    lua: "return string.format('%#g|%#.0f|%#.0e|%#o|%#X|%8.3e|%-8g|%+.2f|% d|%.3d', 100000, 2, 3, 8, 255, 1234.5, 0.5, 2, 7, 5)",
+  },
+  { name: "table.concat of numbers", lua: 'return table.concat({1, 2.5, 10/2, -0.5}, ",")' },
+  {
+    name: "tonumber",
+    lua: 'return {tonumber("0x10"), tonumber("1e2"), tonumber(" 5 "), tonumber("10") / 4 * 4, tonumber("5x")}',
+  },
+  {
+    name: "no 32-bit wrap, floor",
+    lua: 'return (2147483647 + 1) .. " " .. (tonumber(ARGV[1]) * 2) .. " " .. math.floor(3.7) .. " " .. #KEYS * 1.5',
+    args: ["3000000000"],
+  },
+  { name: "result numbers truncated", lua: 'return {3.99, -3.7, 2^31 + 0.5, true, "x", false, 3}' },
+  {
+    name: "Lua 5.1 names",
+    lua: "return {_VERSION, #{unpack({1, 2, 3})}, math.pow(2, 10), table.getn({1, 2}), table.maxn({[5] = 1}), type(loadstring), type(print), type(math.tointeger), type(table.unpack)}",
+  },
+  // Redis's own generator, one per server, never reseeded between scripts: a fresh node's first
+  // draws (the first script on this redis-server to draw), then a seeded sequence.
+  {
+    name: "math.random on a fresh node",
+    lua: "return {math.random(100), math.random(100), math.random(1, 6), math.floor(math.random() * 1e6)}",
+  },
+  {
+    name: "math.randomseed",
+    lua: "math.randomseed(42) return {math.random(1000), math.random(-5, 5), math.random(1, 1)}",
+  },
+  { name: "math.random, an empty interval", lua: "return math.random(0)" },
+  // Redis 7's protected globals: nothing a script leaves survives it, on any node.
+  { name: "creating a global", lua: "x = 1 return 1" },
+  { name: "reading an unset global", lua: "return y" },
+  { name: "writing a library", lua: "string.foo = 1 return 1" },
+  { name: "rawset on the globals", lua: 'rawset(_G, "z", 1) return 1' },
+  { name: "setmetatable on the globals", lua: "setmetatable(_G, {}) return 1" },
+  { name: "writing the string metatable", lua: 'getmetatable("").x = 1 return 1' },
+  { name: "table.insert into a library", lua: "table.insert(string, 1) return 1" },
+  { name: "writing redis", lua: "redis.foo = 1 return 1" },
+  {
+    name: "KEYS and locals stay writable",
+    lua: 'KEYS[1] = "a" local t = {} t.x = 2 return KEYS[1] .. t.x',
+  },
+  // redis.* helpers and cjson.
+  { name: "error_reply with a code", lua: 'return redis.error_reply("MY bad")' },
+  { name: "error_reply without a code", lua: 'return redis.error_reply("bad")' },
+  { name: "error_reply with a dash", lua: 'return redis.error_reply("-NOPE x")' },
+  { name: "error_reply empty", lua: 'return redis.error_reply("")' },
+  { name: "error_reply of a number", lua: "return redis.error_reply(12)" },
+  { name: "error_reply raised", lua: 'error(redis.error_reply("MY x"))' },
+  { name: "status_reply", lua: 'return redis.status_reply("FINE")' },
+  { name: "status_reply of a number", lua: "return redis.status_reply(5)" },
+  { name: "sha1hex", lua: 'return {redis.sha1hex(""), redis.sha1hex(12), redis.sha1hex("abc")}' },
+  { name: "sha1hex without argument", lua: "return redis.sha1hex()" },
+  {
+    name: "log and its levels",
+    lua: 'return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING, redis.log(redis.LOG_WARNING, "hello")}',
+  },
+  { name: "log with one argument", lua: "redis.log(redis.LOG_WARNING)" },
+  { name: "log with a bad level", lua: 'redis.log(9, "x")' },
+  { name: "log with a level not a number", lua: 'redis.log("x", "y")' },
+  { name: "setresp(2)", lua: "redis.setresp(2) return 1" },
+  { name: "setresp(4)", lua: "return redis.setresp(4)" },
+  {
+    name: "cjson.encode",
+    lua: 'return cjson.encode({1, 2, {a = 1}, "x\\"/\\n\\1", true, false, cjson.null})',
+  },
+  {
+    name: "cjson.encode of scalars",
+    lua: "return cjson.encode(3) .. cjson.encode(0.1) .. cjson.encode(1e20) .. cjson.encode({}) .. cjson.encode({a = 1.5}) .. cjson.encode({[1] = 1, [3] = 3})",
+  },
+  { name: "cjson.encode of inf", lua: "return cjson.encode(1/0)" },
+  { name: "cjson.encode of a function", lua: "return cjson.encode(function() end)" },
+  { name: "cjson.encode of a sparse array", lua: "return cjson.encode({[20] = 1})" },
+  { name: "cjson.encode of a table key", lua: "return cjson.encode({[{}] = 1})" },
+  { name: "cjson.decode", lua: 'return cjson.decode("[1,2.5,\\"x\\"]")[2]' },
+  {
+    name: "cjson.decode of objects and null",
+    lua: 'local t = cjson.decode(\'{"a":[1,null,3],"b":{"c":true},"d":"\\\\u00e9"}\') return {t.a[1], t.a[3], tostring(t.a[2] == cjson.null), tostring(t.b.c), t.d, cjson.encode(t.a)}',
+  },
+  {
+    name: "cjson.decode: lenient numbers, escapes, control characters kept",
+    lua: "local t = cjson.decode(ARGV[1]) return {t[1], t[2], tostring(t[3]), t[4], t[5], t[6], #t[7], t[8], t[9], tostring(t[10])}",
+    args: ['[01, 0x10, -inf, "\\u00e9\\ud83d\\ude00", "a\tb", 1e3, [], "\\/\\b", +2, Infinity]'],
+  },
+  ...[
+    "{bad",
+    "[1,2",
+    "[1 2]",
+    '{"a" 1}',
+    '{"a":1,}',
+    "nul",
+    '"abc',
+    '"\\q"',
+    "1x",
+    "",
+    " ",
+    "[1,]",
+    "-",
+    "1.5e",
+    '"\\u12"',
+    '"\\ud83d"',
+    '{"a":1} x',
+    "+1",
+    "+x",
+    ".5",
+    "0x",
+    "[".repeat(1001),
+  ].map((json) => ({
+    name: `cjson.decode of ${JSON.stringify(json.slice(0, 12))}`,
+    lua: "return cjson.decode(ARGV[1])",
+    args: [json],
+  })),
+  // Errors in Redis 7's form.
+  { name: "error()", lua: 'error("boom")' },
+  { name: "error() of a number", lua: "error(12)" },
+  { name: "error() at level 0", lua: 'error("x", 0)' },
+  { name: "error() in a function", lua: 'local function f()\n  error("deep")\nend\n\nf()' },
+  { name: "runtime error on line 3", lua: "local t = {}\n\nreturn t.a.b" },
+  { name: "indexing a nil local", lua: "local t = nil return t.x" },
+  { name: "arithmetic on a nil global", lua: "return 1 + nosuch" },
+  {
+    name: "redis.call error",
+    lua: '\nreturn redis.call("INCR", KEYS[1])',
+    setup: [["SET", "k", "str"]],
+  },
+  { name: "redis.call with a table", lua: 'return redis.call("GET", {})' },
+  { name: "redis.call with too few arguments", lua: 'return redis.call("GET")' },
+  { name: "redis.call with too many arguments", lua: 'return redis.call("INCR", KEYS[1], 2)' },
+  { name: "redis.pcall with too few arguments", lua: 'return redis.pcall("ZADD", KEYS[2], 1)' },
+  { name: "redis.call without arguments", lua: "return redis.call()" },
+  { name: "pcall(redis.call) gives the text", lua: ERROR_FORMS, setup: [["SET", "k", "str"]] },
+  {
+    name: "redis.pcall gives the error table",
+    lua: 'local e = redis.pcall("INCR", KEYS[1]) return type(e) .. " " .. e.err',
+    setup: [["SET", "k", "str"]],
+  },
+  {
+    name: "redis.pcall's error returned",
+    lua: 'return redis.pcall("INCR", KEYS[1])',
+    setup: [["SET", "k", "str"]],
+  },
+  { name: "pcall of an error table", lua: 'local ok, e = pcall(error, {err = "x"}) return e' },
+  { name: "compile error at the end", lua: "return 1 .." },
+  { name: "compile error", lua: "return a b" },
+  ...[
+    "return 7 // 2",
+    "local x = 1 & 3 return x",
+    "local x = 1 | 2 return x",
+    "return ~1",
+    "return 1 << 2",
+    "return 1 >> 2",
+    "::top:: return 1",
+  ].map((lua) => ({ name: `Lua 5.3 syntax: ${lua}`, lua })),
+  { name: "~= is still not-equal", lua: "return tostring(1 ~= 2)" },
+  // Commands.
+  {
+    name: "PEXPIRE GT, LT, NX, XX on a key with a TTL",
+    lua: 'return {redis.call("PEXPIRE", KEYS[1], 20000, "GT"), redis.call("PEXPIRE", KEYS[1], 5000, "gt"), redis.call("PEXPIRE", KEYS[1], 1000, "LT"), redis.call("PEXPIRE", KEYS[1], 3000, "NX"), redis.call("PEXPIRE", KEYS[1], 3000, "XX")}',
+    setup: [["SET", "k", "v", "PX", "9000"]],
+  },
+  {
+    name: "PEXPIRE GT, XX, NX, LT on a key without TTL",
+    lua: 'return {redis.call("PEXPIRE", KEYS[1], 5000, "GT"), redis.call("PEXPIRE", KEYS[1], 5000, "XX"), redis.call("PEXPIRE", KEYS[1], 5000, "NX"), redis.call("PEXPIRE", KEYS[1], 6000, "LT")}',
+    setup: [["SET", "k", "v"]],
+  },
+  {
+    name: "PEXPIRE LT on a key without TTL, on an absent key",
+    lua: 'return {redis.call("PEXPIRE", KEYS[1], 6000, "LT"), redis.call("PEXPIRE", KEYS[2], 6000, "LT")}',
+    setup: [["SET", "k", "v"]],
+  },
+  { name: "PEXPIRE NX XX", lua: 'return redis.pcall("PEXPIRE", KEYS[1], 10, "NX", "XX")' },
+  { name: "PEXPIRE GT LT", lua: 'return redis.pcall("PEXPIRE", KEYS[1], 10, "GT", "LT")' },
+  { name: "PEXPIRE unknown option", lua: 'return redis.pcall("PEXPIRE", KEYS[1], 10, "FOO")' },
+  { name: "ZADD empty score", lua: 'return redis.pcall("ZADD", KEYS[2], "", "m")' },
+  { name: "ZADD score with a blank", lua: 'return redis.pcall("ZADD", KEYS[2], " 1", "m")' },
+  { name: "ZADD nan", lua: 'return redis.pcall("ZADD", KEYS[2], "nan", "m")' },
+  {
+    name: "ZADD inf, exponent, leading point",
+    lua: 'return {redis.call("ZADD", KEYS[2], "inf", "a"), redis.call("ZADD", KEYS[2], "1e3", "b"), redis.call("ZADD", KEYS[2], ".5", "c"), redis.call("ZADD", KEYS[2], "-inf", "d")}',
+  },
+];
+
+describe("a user's script: memory node = redis-server", () => {
+  it.each(USER_CASES.map((c) => [c.name, c] as const))("%s", async (_, c) => {
+    const prefix = `user:${counter++}:`;
+    const real = dev.direct(0);
+    const now = Date.now();
+    const name = (key: string) => `${prefix}${key}`;
+    const keys = ["k", "z"].map(name);
+    const sim = new SimNode({ now: () => now, sha1 });
+    for (const [cmd = "", key = "", ...rest] of c.setup ?? []) {
+      sim.command([cmd, name(key), ...rest]);
+      await real.call(cmd, name(key), ...rest);
+    }
+    const args = c.args ?? [];
+    const simResult = sim.eval(c.lua, keys, args);
+    const simReply = simResult.ok ? { value: simResult.value } : { error: simResult.error };
+    const realReply = await real.eval(c.lua, keys.length, ...keys, ...args).then(
+      (value) => ({ value }),
+      (error: Error) => ({ error: error.message }),
+    );
+    expect(simReply).toEqual(realReply);
+    for (const key of keys) {
+      const type = await real.type(key);
+      expect(sim.type(key), `type of ${key}`).toBe(type);
+      if (type === "string") expect(sim.get(key), key).toBe(await real.get(key));
+      if (type === "zset") {
+        const flat = await real.zrange(key, 0, -1, "WITHSCORES");
+        expect(sim.command(["ZRANGE", key, "0", "-1", "WITHSCORES"]), key).toEqual(flat);
+      }
+      const realPttl = await real.pttl(key);
+      const simPttl = sim.pttl(key);
+      if (realPttl < 0) expect(simPttl, `pttl of ${key}`).toBe(realPttl);
+      else expect(simPttl - realPttl, `pttl of ${key}`).toBeGreaterThanOrEqual(0);
+      if (realPttl >= 0) expect(simPttl - realPttl).toBeLessThanOrEqual(Date.now() - now + 50);
+    }
+  });
+});
