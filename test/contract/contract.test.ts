@@ -78,7 +78,7 @@ describe("the contract table", () => {
   });
 
   it("docs/SAFETY.md §6e marks ✓ exactly where a case runs on a surface", () => {
-    const doc = readFileSync(new URL("../../docs/SAFETY.md", import.meta.url), "utf8");
+    const doc = readFileSync("docs/SAFETY.md", "utf8");
     const section = doc.slice(doc.indexOf("## 6e."), doc.indexOf("## 7."));
     const cells = (line: string) =>
       line
