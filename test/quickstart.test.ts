@@ -29,7 +29,7 @@ import {
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { Redis } from "@upstash/redis";
 import { build, type Options } from "tsup";
@@ -42,6 +42,7 @@ import {
   runnableSamples,
   start,
   tomlOf,
+  vitestExamples,
   waitFor,
 } from "./docs/run";
 import { allSamples, extractSamples } from "./docs/samples";
@@ -365,13 +366,14 @@ describe("every sample that names its file runs as it says, from the packed tarb
     writeFileSync(join(project, file), text);
   };
 
-  it("the samples that name no file are vitest files (run as they are by test/docs/examples.test.ts)", () => {
+  it("the samples that name no file are vitest files (run below with `npx vitest run`)", () => {
     const named = new Set(samples.map((s) => `${s.sample.file}:${s.sample.line}`));
     const unnamed = allSamples()
       .filter((s) => !named.has(`${s.file}:${s.line}`))
       .map((s) => `${s.file}: ${s.code.split("\n")[0]}`);
     expect(unnamed).toEqual([
-      // vitest files, run as they are by test/docs/examples.test.ts.
+      // The vitest files of docs/TESTING-HANDLERS.md (identical to edgelock's own, by
+      // test/docs/examples.test.ts).
       'docs/TESTING-HANDLERS.md: import { Hono } from "hono";',
       'docs/TESTING-HANDLERS.md: import { describe, expect, it } from "vitest";',
     ]);
@@ -508,6 +510,34 @@ describe("every sample that names its file runs as it says, from the packed tarb
         await server.stop();
       }
     }
+  }, 60_000);
+
+  it("the vitest files of docs/TESTING-HANDLERS.md pass in the project with `npx vitest run`", async () => {
+    const doc = readFileSync(join(ROOT, "docs/TESTING-HANDLERS.md"), "utf8");
+    const commands = (/```sh\n([\s\S]*?)```/.exec(doc)?.[1] ?? "")
+      .split("\n")
+      .map(withoutComment)
+      .filter((line) => line !== "");
+    expect(commands).toEqual(["npm install --save-dev vitest", "npx vitest run"]);
+    const examples = vitestExamples(doc);
+    const files = examples.map(([path, block]) => {
+      save(basename(path), `${block}\n`);
+      return basename(path);
+    });
+    expect(files).toEqual(["example-hono.test.ts", "example-lambda.test.ts"]);
+    const tests = examples.reduce(
+      (n, [, block]) => n + (block.match(/^\s*it\(/gm)?.length ?? 0),
+      0,
+    );
+    expect(tests).toBeGreaterThan(0);
+    // `npx vitest run` names the two files: this project also holds the README's `*.test.mts`
+    // scripts, which run under tsx and are not vitest files. vitest is the runner first on PATH
+    // (as tsx is); the files' `edgelock`, `edgelock/hono`, … and `hono` resolve from the project.
+    const run = start(`vitest run ${files.join(" ")}`, project, { ...env(), NO_COLOR: "1" });
+    const [code] = (await once(run.child, "close")) as [number | null];
+    expect(code, run.output()).toBe(0);
+    expect(run.output()).toMatch(/Test Files {2}2 passed \(2\)/);
+    expect(run.output()).toMatch(new RegExp(`Tests {2}${tests} passed \\(${tests}\\)`));
   }, 60_000);
 
   it("Workers samples run under `wrangler dev` with the section's wrangler.toml; the cron one skips the same time twice and says so", async () => {
