@@ -12,7 +12,7 @@
  * Offline: `npm install` talks to a registry served by this test on 127.0.0.1 (./support/registry.ts),
  * which holds the packed tarball of this package (built with the project's tsup configuration into
  * a staging folder, packed with `npm pack`) once per run, and `npm pack` of `@upstash/redis`, `hono`,
- * `ioredis` and their dependencies as the project's own node_modules has them. npm runs with a
+ * `@hono/node-server`, `ioredis` and their dependencies as the project's own node_modules has them. npm runs with a
  * private cache.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
@@ -29,7 +29,7 @@ import {
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { Redis } from "@upstash/redis";
 import { build, type Options } from "tsup";
@@ -42,6 +42,7 @@ import {
   runnableSamples,
   start,
   tomlOf,
+  vitestExamples,
   waitFor,
 } from "./docs/run";
 import { allSamples, extractSamples } from "./docs/samples";
@@ -101,7 +102,13 @@ beforeAll(async () => {
   const { dependencies = {} } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
     dependencies?: Record<string, string>;
   };
-  const folders = closure(["@upstash/redis", "hono", "ioredis", ...Object.keys(dependencies)]);
+  const folders = closure([
+    "@upstash/redis",
+    "hono",
+    "@hono/node-server",
+    "ioredis",
+    ...Object.keys(dependencies),
+  ]);
   for (const folder of [stage, ...folders]) {
     const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as {
       name: string;
@@ -301,15 +308,17 @@ describe("the README's Quick start, from the packed tarball in an empty folder",
 
 /**
  * Every sample of README.md and docs/*.md that names its file, saved under that name in one
- * project that installed the packed tarball (`npm install edgelock @upstash/redis hono`) and run
- * with the command it gives: Node samples under tsx, servers under Bun and Deno (requests sent,
- * then stopped), Workers under `wrangler dev` (a request, or the README's two cron deliveries).
+ * project that installed the packed tarball (the README's Node server install line) and run with
+ * the command it gives: Node samples under tsx, Hono servers under Node, Bun and Deno (requests
+ * sent, then stopped), Workers under `wrangler dev` (a request, or the README's two cron deliveries).
  * One `edgelock dev` in memory serves them all, as the README tells a reader to start it. Runners
  * come from this project's devDependencies, first on PATH (the README installs the same ones with
  * `npm install --save-dev`; `npx tsx` and `npx wrangler` run as `tsx` and `wrangler`).
  */
 describe("every sample that names its file runs as it says, from the packed tarball", () => {
   const BIN = join(MODULES, ".bin");
+  /** What the README's Node server installs: a superset of what every other sample needs. */
+  const INSTALL = "npm install edgelock @upstash/redis hono @hono/node-server";
   const samples = runnableSamples();
   let project = "";
   let dev: ReturnType<typeof startDev> | undefined;
@@ -321,7 +330,7 @@ describe("every sample that names its file runs as it says, from the packed tarb
     project = join(work, "samples");
     mkdirSync(project);
     await sh("npm init -y", project, hidden.path);
-    await sh("npm install edgelock @upstash/redis hono", project, hidden.path);
+    await sh(INSTALL, project, hidden.path);
     dev = startDev(project, hidden.path, ["--memory"]);
     nodes = (JSON.parse(await dev.next()) as { nodes: typeof nodes }).nodes;
     for (let i = 0; i < 30 && (exportLine === "" || devVars === ""); i++) {
@@ -357,13 +366,14 @@ describe("every sample that names its file runs as it says, from the packed tarb
     writeFileSync(join(project, file), text);
   };
 
-  it("the samples that name no file are vitest files (run as they are by test/docs/examples.test.ts)", () => {
+  it("the samples that name no file are vitest files (run below with `npx vitest run`)", () => {
     const named = new Set(samples.map((s) => `${s.sample.file}:${s.sample.line}`));
     const unnamed = allSamples()
       .filter((s) => !named.has(`${s.file}:${s.line}`))
       .map((s) => `${s.file}: ${s.code.split("\n")[0]}`);
     expect(unnamed).toEqual([
-      // vitest files, run as they are by test/docs/examples.test.ts.
+      // The vitest files of docs/TESTING-HANDLERS.md (identical to edgelock's own, by
+      // test/docs/examples.test.ts).
       'docs/TESTING-HANDLERS.md: import { Hono } from "hono";',
       'docs/TESTING-HANDLERS.md: import { describe, expect, it } from "vitest";',
     ]);
@@ -385,8 +395,34 @@ describe("every sample that names its file runs as it says, from the packed tarb
     "cluster.test.mts": /^\{ requests: \d+, commands: \{.*\} \}\n$/,
   };
 
+  /** A Hono server on Node: it serves until stopped, so it is run like the Bun and Deno ones. */
+  const isNodeServer = (s: RunnableSample) => s.source.includes('from "@hono/node-server"');
+
+  /**
+   * POSTs `path` twice (one Idempotency-Key) to a started server; both answer 2xx with a JSON
+   * object, the second a replay where the server uses `idempotency()`. The two bodies.
+   */
+  async function postTwice(port: number, path: string, source: string, where: () => string) {
+    const key = `sample-${crypto.randomUUID()}`;
+    const post = () =>
+      fetch(`http://127.0.0.1:${port}${path}`, {
+        method: "POST",
+        headers: { "idempotency-key": key },
+      });
+    const first = await post();
+    expect(first.status, where()).toBeLessThan(300);
+    const firstBody: unknown = await first.json();
+    expect(firstBody, where()).toBeTypeOf("object");
+    const second = await post();
+    expect(second.status, where()).toBeLessThan(300);
+    if (source.includes("idempotency(")) {
+      expect(second.headers.get("idempotency-replayed"), where()).toBe("true");
+    }
+    return [firstBody, (await second.json()) as unknown];
+  }
+
   it("Node samples: `npx tsx <file>` (or the `tsx -e` line a Lambda handler gives) prints what it says", async () => {
-    const node = samples.filter((s) => s.command?.startsWith("npx tsx"));
+    const node = samples.filter((s) => s.command?.startsWith("npx tsx") && !isNodeServer(s));
     const nameOf = (s: RunnableSample) =>
       s.sample.file === "README.md" ? s.file : `${s.sample.file} ${s.file}`;
     expect(node.map(nameOf).sort()).toEqual(
@@ -434,27 +470,75 @@ describe("every sample that names its file runs as it says, from the packed tarb
         const server = start(line, project, env());
         try {
           await waitFor(server, new RegExp(`:${port}`));
-          const post = () =>
-            fetch(`http://127.0.0.1:${port}${path}`, {
-              method: "POST",
-              headers: { "idempotency-key": `sample-${runtime}-${sample.line}` },
-            });
-          const first = await post();
-          const where = `${sample.file}:${sample.line} on ${runtime}\n${server.output()}`;
-          expect(first.status, where).toBeLessThan(300);
-          expect(await first.json(), where).toBeTypeOf("object");
-          const second = await post();
-          expect(second.status, where).toBeLessThan(300);
-          if (source.includes("idempotency(")) {
-            expect(second.headers.get("idempotency-replayed"), where).toBe("true");
-          }
-          await second.body?.cancel();
+          await postTwice(
+            port,
+            path,
+            source,
+            () => `${sample.file}:${sample.line} on ${runtime}\n${server.output()}`,
+          );
         } finally {
           await server.stop();
         }
       }
     }
   }, 120_000);
+
+  it("the Hono server on Node: `npx tsx node-server.mts` (@hono/node-server, installed with the README's line) answers its route twice", async () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    // The install line this project ran is the one the README gives next to the sample.
+    expect(readme).toContain(`\`${INSTALL} && npm install --save-dev tsx\``);
+    const servers = samples.filter(isNodeServer);
+    expect(servers.map((s) => `${s.sample.file} ${s.command}`)).toEqual([
+      "README.md npx tsx node-server.mts",
+    ]);
+    for (const { file, source, sample, command } of servers) {
+      save(file, source);
+      const port = await freePort();
+      const server = start(
+        `${exportLine} && PORT=${port} ${command?.replace(/^npx /, "")}`,
+        project,
+        env(),
+      );
+      const where = () => `${sample.file}:${sample.line} (${file})\n${server.output()}`;
+      try {
+        await waitFor(server, new RegExp(`listening on http://localhost:${port}`));
+        expect(await postTwice(port, "/invoices/42/charge", source, where)).toEqual([
+          { charged: "42" },
+          { charged: "42" },
+        ]);
+      } finally {
+        await server.stop();
+      }
+    }
+  }, 60_000);
+
+  it("the vitest files of docs/TESTING-HANDLERS.md pass in the project with `npx vitest run`", async () => {
+    const doc = readFileSync(join(ROOT, "docs/TESTING-HANDLERS.md"), "utf8");
+    const commands = (/```sh\n([\s\S]*?)```/.exec(doc)?.[1] ?? "")
+      .split("\n")
+      .map(withoutComment)
+      .filter((line) => line !== "");
+    expect(commands).toEqual(["npm install --save-dev vitest", "npx vitest run"]);
+    const examples = vitestExamples(doc);
+    const files = examples.map(([path, block]) => {
+      save(basename(path), `${block}\n`);
+      return basename(path);
+    });
+    expect(files).toEqual(["example-hono.test.ts", "example-lambda.test.ts"]);
+    const tests = examples.reduce(
+      (n, [, block]) => n + (block.match(/^\s*it\(/gm)?.length ?? 0),
+      0,
+    );
+    expect(tests).toBeGreaterThan(0);
+    // `npx vitest run` names the two files: this project also holds the README's `*.test.mts`
+    // scripts, which run under tsx and are not vitest files. vitest is the runner first on PATH
+    // (as tsx is); the files' `edgelock`, `edgelock/hono`, … and `hono` resolve from the project.
+    const run = start(`vitest run ${files.join(" ")}`, project, { ...env(), NO_COLOR: "1" });
+    const [code] = (await once(run.child, "close")) as [number | null];
+    expect(code, run.output()).toBe(0);
+    expect(run.output()).toMatch(/Test Files {2}2 passed \(2\)/);
+    expect(run.output()).toMatch(new RegExp(`Tests {2}${tests} passed \\(${tests}\\)`));
+  }, 60_000);
 
   it("Workers samples run under `wrangler dev` with the section's wrangler.toml; the cron one skips the same time twice and says so", async () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");

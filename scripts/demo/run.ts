@@ -32,6 +32,11 @@ export interface Row {
   readonly other: number;
   readonly medianMs: number;
   readonly nodeRequests: number;
+  /**
+   * What the Worker logged during the burst: one line per 503, the lock middleware's default
+   * `onUnavailable` (route, key, and why, never a token).
+   */
+  readonly log: readonly string[];
 }
 
 /** The cron part: deliveries of one scheduled time, and the done marker left on the nodes. */
@@ -118,11 +123,16 @@ async function settledNodeRequests(cluster: DevCluster): Promise<number> {
   return last;
 }
 
+/**
+ * Fire `paths` at once. `log` is where the demo puts the Worker's console lines meanwhile; they
+ * are kept in the row (a 503's line arrives on workerd's stderr a little after its response).
+ */
 async function burst(
   mf: Miniflare,
   cluster: DevCluster,
   scenario: string,
   paths: string[],
+  log: readonly string[],
 ): Promise<Row> {
   for (const control of cluster.controls) control.resetStats();
   const timed = await Promise.all(
@@ -138,6 +148,9 @@ async function burst(
   const ran = count(200);
   const busy = count(409);
   const unavailable = count(503);
+  const nodeRequests = await settledNodeRequests(cluster);
+  const deadline = performance.now() + 2_000;
+  while (log.length < unavailable && performance.now() < deadline) await sleep(20);
   return {
     scenario,
     requests: paths.length,
@@ -147,7 +160,8 @@ async function burst(
     unavailable,
     other: paths.length - ran - busy - unavailable,
     medianMs: median(timed.map((t) => t.ms)),
-    nodeRequests: await settledNodeRequests(cluster),
+    nodeRequests,
+    log: [...log],
   };
 }
 
@@ -185,11 +199,32 @@ function table(rows: readonly Row[], nodes: number): string[] {
     ...lines.map((line) => format(line).join("  ")),
     "",
     "ran = the handler ran (200), charged = it charged the invoice; 409 = lock busy;",
-    "503 = no quorum: too few nodes answered (see Retry-After and the problem's detail).",
+    "503 = no quorum: too few nodes answered (Retry-After; the Worker logs why: see below).",
     `node reqs/req = requests counted at the nodes' endpoints per HTTP request: one that ran costs`,
     `2N = ${2 * nodes} (acquire + release), a 409 costs N = ${nodes}, plus a cleanup release to each node`,
     "that timed out (a paused node still receives its requests).",
   ];
+}
+
+/** Lines of a row's log printed in full; the rest are counted (they repeat the same cause). */
+const SHOWN = 2;
+
+/** The Worker's log of the bursts, under the scenario that produced it. */
+function burstLog(rows: readonly Row[]): string[] {
+  const logged = rows.filter((r) => r.log.length > 0);
+  if (logged.length === 0) return [];
+  const lines = [
+    "",
+    "The Worker's log during the bursts: one line per 503, naming the route, the key and why",
+    "(the lock middleware's default; never a token; its onUnavailable option replaces it)",
+  ];
+  for (const row of logged) {
+    lines.push(`  ${row.scenario} (${row.unavailable} × 503):`);
+    for (const line of row.log.slice(0, SHOWN)) lines.push(`    worker log: ${line}`);
+    const more = row.log.length - SHOWN;
+    if (more > 0) lines.push(`    … ${more} more like these`);
+  }
+  return lines;
 }
 
 /**
@@ -329,15 +364,20 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     // No compatibility flags: the library needs no Node.js APIs (wrangler.toml sets none either).
     const workerLog: string[] = [];
     let cronStarted = false;
+    /** Where the Worker's lines go during a burst: its row, printed under the table. */
+    let burstSink: string[] | undefined;
+    const workerLine = (line: string) => {
+      if (burstSink !== undefined) burstSink.push(line);
+      else if (cronStarted) workerLog.push(line);
+      // Elsewhere (none in a healthy run), a line shows at once, prefixed.
+      else say(`worker log: ${line}`);
+    };
     mf = new Miniflare({
-      // The Worker's console lines: kept for the cron part, where they are printed with a prefix.
+      // The Worker's console lines (console.error on stderr): kept with the burst or the cron
+      // part they belong to and printed there with a prefix, not interleaved with the report.
       handleRuntimeStdio: (stdout, stderr) => {
-        // Before the cron part, a line the Worker writes (none in a healthy run) shows at once.
-        createInterface({ input: stdout }).on("line", (line) => {
-          if (cronStarted) workerLog.push(line);
-          else say(`worker log: ${line}`);
-        });
-        stderr.pipe(process.stderr);
+        createInterface({ input: stdout }).on("line", workerLine);
+        createInterface({ input: stderr }).on("line", workerLine);
       },
       modules: true,
       script,
@@ -358,8 +398,16 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
         (_, i) => `/invoices/inv-${round}-${i}/charge`,
       );
       const running = { mf: mf as Miniflare, cluster: cluster as DevCluster };
-      rows.push(await burst(running.mf, running.cluster, `${label}: same invoice`, same));
-      rows.push(await burst(running.mf, running.cluster, `${label}: ${size} invoices`, different));
+      const fire = async (scenario: string, paths: string[]) => {
+        burstSink = [];
+        try {
+          rows.push(await burst(running.mf, running.cluster, scenario, paths, burstSink));
+        } finally {
+          burstSink = undefined;
+        }
+      };
+      await fire(`${label}: same invoice`, same);
+      await fire(`${label}: ${size} invoices`, different);
     };
     await scenarios("3/3 nodes up", 1);
     cluster.controls[2]?.pause();
@@ -368,6 +416,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     await scenarios("nodes 1+2 paused", 3);
     for (const control of cluster.controls) control.resume();
     for (const line of table(rows, cluster.nodes.length)) say(line);
+    for (const line of burstLog(rows)) say(line);
     const retries = await idempotentRetries(mf, size);
     for (const line of retries.lines) say(line);
     cronStarted = true;

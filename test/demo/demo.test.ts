@@ -70,6 +70,45 @@ describe("npm start (the demo)", () => {
     }
   });
 
+  it("every 503 has its Worker log line, kept with its row and printed under the table, prefixed", () => {
+    const n = demo.nodes;
+    for (const r of demo.rows) {
+      expect(r.log, r.scenario).toHaveLength(r.unavailable);
+      for (const line of r.log) {
+        // The route, the key, the cause in words, then each node's answer: hosts, never a token.
+        expect(line).toMatch(
+          new RegExp(
+            String.raw`^edgelock: 503 for POST /invoices/(inv-\d+(?:-\d+)?)/charge \(lock "invoice:\1"\): too few lock nodes answered: no majority \(${Math.floor(n / 2) + 1} of ${n} nodes needed; .*\)(: node \d \(127\.0\.0\.1:\d+\): [^;]+)(; node \d \(127\.0\.0\.1:\d+\): [^;]+)*$`,
+          ),
+        );
+      }
+    }
+    const lines = demo.lines;
+    // Never interleaved with the table: every 503 line is printed after it, under its scenario.
+    const legend = lines.findIndex((l) => l.startsWith("that timed out"));
+    const heading = lines.indexOf(
+      "The Worker's log during the bursts: one line per 503, naming the route, the key and why",
+    );
+    expect(legend).toBeGreaterThan(0);
+    expect(heading).toBe(legend + 2);
+    expect(lines[heading + 1]).toBe(
+      "(the lock middleware's default; never a token; its onUnavailable option replaces it)",
+    );
+    const logged = lines.filter((l) => l.includes("edgelock: 503"));
+    for (const line of logged)
+      expect(line.startsWith("    worker log: edgelock: 503 for POST ")).toBe(true);
+    expect(lines.findIndex((l) => l.includes("edgelock: 503"))).toBeGreaterThan(heading);
+    const paused = lines.indexOf(`  nodes 1+2 paused: same invoice (${BURST} × 503):`);
+    expect(lines.slice(paused + 1, paused + 4)).toEqual([
+      expect.stringMatching(/^ {4}worker log: edgelock: 503 for POST \/invoices\/inv-3\/charge /),
+      expect.stringMatching(/^ {4}worker log: edgelock: 503 for POST \/invoices\/inv-3\/charge /),
+      `    … ${BURST - 2} more like these`,
+    ]);
+    expect(lines).toContain(`  nodes 1+2 paused: ${BURST} invoices (${BURST} × 503):`);
+    // Two lines shown per row, the rest counted.
+    expect(logged).toHaveLength(demo.rows.reduce((sum, r) => sum + Math.min(2, r.log.length), 0));
+  });
+
   it("with two of three nodes paused every request is a 503 (no quorum), never a 409", () => {
     for (const scenario of ["same invoice", `${BURST} invoices`]) {
       const r = row(`nodes 1+2 paused: ${scenario}`);

@@ -94,6 +94,11 @@ describe("without redis-server on PATH", () => {
       '  worker log: cron "0 3 * * *" @ 2026-01-01T03:00:00.000Z: delivery skipped',
     );
     expect(stdout).toMatch(/nodes 1\+2 paused: same invoice +10 +0 +0 +0 +10 +0 /);
+    // The Worker's 503 lines: on stdout under the table, grouped and prefixed, not on stderr.
+    expect(stdout).toMatch(
+      /\n {2}nodes 1\+2 paused: same invoice \(10 × 503\):\n {4}worker log: edgelock: 503 for POST \/invoices\/inv-3\/charge \(lock "invoice:inv-3"\): too few lock nodes answered: no majority \(2 of 3 nodes needed; .*\n {4}worker log: edgelock: 503 for .*\n {4}… 8 more like these\n/,
+    );
+    expect(stderr).not.toContain("edgelock: 503");
   }, 120_000);
 });
 

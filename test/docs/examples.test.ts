@@ -2,22 +2,15 @@
  * The complete test files that docs/TESTING-HANDLERS.md shows are the ones the suite runs: each
  * block after `<!-- example: <path> -->` is that file, with the package's entry points
  * (`"edgelock/testing"`) where the file imports their sources (`"../../src/testing/index"`).
+ * test/quickstart.test.ts runs the same blocks from the packed tarball with `npx vitest run`.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { vitestExamples as examples } from "./run";
 import { ENTRY_SOURCES, ROOT } from "./samples";
 
 const DOC = "docs/TESTING-HANDLERS.md";
-
-/** `[path, block]` for every example block of `markdown`. */
-function examples(markdown: string): [string, string][] {
-  const found: [string, string][] = [];
-  for (const match of markdown.matchAll(/<!-- example: (\S+) -->\n```ts\n([\s\S]*?)\n```/g)) {
-    found.push([match[1] as string, match[2] as string]);
-  }
-  return found;
-}
 
 /** A test file as the user would write it: sources replaced by the entry points. */
 function asUserCode(path: string): string {

@@ -164,3 +164,15 @@ export function curlsAfter(sample: Sample, markdown: string): string[] {
   }
   return urls;
 }
+
+/**
+ * The complete vitest files a doc shows: `[path, block]` for every ```ts block after
+ * `<!-- example: <path> -->` (the path of the same file in edgelock's own suite).
+ */
+export function vitestExamples(markdown: string): [string, string][] {
+  const found: [string, string][] = [];
+  for (const match of markdown.matchAll(/<!-- example: (\S+) -->\n```ts\n([\s\S]*?)\n```/g)) {
+    found.push([match[1] as string, match[2] as string]);
+  }
+  return found;
+}
