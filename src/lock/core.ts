@@ -69,6 +69,13 @@ export function acquireAnswer(reply: AcquireReply, fencing: boolean): NodeAnswer
   return fencing ? { status: "ok", value: reply.fence, fence: reply.fence } : { status: "ok" };
 }
 
+/** One round's ACQUIRE request, the same for every node: built once per round, not per node. */
+interface AcquireRequest {
+  readonly keys: readonly string[];
+  readonly args: string[];
+  readonly lockKeys: readonly string[];
+}
+
 /**
  * What every operation of one `Locks` instance shares: the resolved options, the nodes, and one
  * method per script round. Each round is one {@link fanOut}.
@@ -116,6 +123,17 @@ export class LockCore {
    */
   lockKeysOf(keys: Keys): readonly string[] {
     return keys.map((k) => k.lock);
+  }
+
+  /** ACQUIRE's KEYS (with the token's tombstone), ARGV and lock keys for `spec`, once per round. */
+  #acquireRequest(spec: AcquireSpec): AcquireRequest {
+    const { keys, token, ttl, waiter } = spec;
+    return {
+      // The token's tombstone: a request of a round already cleaned up places nothing.
+      keys: scriptKeys(keys, tombstoneKey(keys, token)),
+      args: ACQUIRE.args({ token, ttl, fencing: this.options.fencing, waiter }),
+      lockKeys: this.lockKeysOf(keys),
+    };
   }
 
   /**
@@ -194,10 +212,11 @@ export class LockCore {
     spec: AcquireSpec,
     known?: ReadonlyMap<number, NodeAnswer<number>>,
   ): Promise<Round<number>> {
+    const request = this.#acquireRequest(spec);
     return this.#timed(spec.timeoutMs, (signal) =>
       fanOut(
         this.nodes,
-        async (node) => known?.get(node.index) ?? this.acquireOn(node, spec, { signal }),
+        async (node) => known?.get(node.index) ?? this.acquireOn(node, spec, { signal, request }),
         { quorum: this.quorum, isFor: isOk },
       ),
     );
@@ -222,16 +241,18 @@ export class LockCore {
   async acquireOn(
     node: RestNode,
     spec: AcquireSpec,
-    sending: { signal?: AbortSignal | undefined; after?: ReleaseWait | undefined } = {},
+    sending: {
+      signal?: AbortSignal | undefined;
+      after?: ReleaseWait | undefined;
+      request?: AcquireRequest;
+    } = {},
   ): Promise<NodeAnswer<number>> {
-    const { keys, token, ttl, timeoutMs, budget, waiter } = spec;
+    const { timeoutMs, budget } = spec;
+    const request = sending.request ?? this.#acquireRequest(spec);
     const after =
-      "after" in sending ? sending.after : this.order.after(node.index, this.lockKeysOf(keys));
+      "after" in sending ? sending.after : this.order.after(node.index, request.lockKeys);
     const options = { timeoutMs, budget, spare: this.nodes.length, after, signal: sending.signal };
-    const args = ACQUIRE.args({ token, ttl, fencing: this.options.fencing, waiter });
-    // The token's tombstone: a request of a round already cleaned up places nothing.
-    const withVoid = scriptKeys(keys, tombstoneKey(keys, token));
-    const reply = await evalScript(node, ACQUIRE, withVoid, args, options);
+    const reply = await evalScript(node, ACQUIRE, request.keys, request.args, options);
     return acquireAnswer(reply, this.options.fencing);
   }
 
@@ -349,11 +370,12 @@ export class LockCore {
       : undefined;
     const flat = scriptKeys(keys);
     const args = RELEASE.args({ token, serve });
+    const lockKeys = this.lockKeysOf(keys);
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         (node) =>
-          this.#whereHeld(node, { keys, holds, timeoutMs, signal }, (shared) =>
+          this.#whereHeld(node, { lockKeys, holds, timeoutMs, signal }, (shared) =>
             this.#release(node, flat, args, { timeoutMs, budget, signal: shared }),
           ),
         { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll },
@@ -371,17 +393,18 @@ export class LockCore {
   async #whereHeld(
     node: RestNode,
     round: {
-      keys: Keys;
+      /** `lockKeysOf(keys)`, once per round. */
+      lockKeys: readonly string[];
       holds: Holds | undefined;
       timeoutMs: number;
       signal: AbortSignal | undefined;
     },
     send: (signal: AbortSignal | undefined) => Promise<NodeAnswer<CasReply>>,
   ): Promise<NodeAnswer<CasReply>> {
-    const { keys, holds, timeoutMs, signal } = round;
+    const { lockKeys, holds, timeoutMs, signal } = round;
     const hold = holds?.[node.index] ?? true;
     if (hold === false) return NOT_THERE;
-    const ended = this.order.track(node.index, this.lockKeysOf(keys), 2 * timeoutMs);
+    const ended = this.order.track(node.index, lockKeys, 2 * timeoutMs);
     try {
       if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
       // Sent later than the round's start: a timer of its own.
@@ -428,11 +451,12 @@ export class LockCore {
     const args = DISCARD.args({ token, keepMs: ttl, restore });
     // A resume's undo records `token` in the ticket's record of failed resumes (`RESUME_LUA`).
     const withVoid = scriptKeys(keys, tombstoneKey(keys, restore ?? token));
+    const lockKeys = this.lockKeysOf(keys);
     return this.#timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         (node) =>
-          this.#whereHeld(node, { keys, holds, timeoutMs, signal }, async (shared) => {
+          this.#whereHeld(node, { lockKeys, holds, timeoutMs, signal }, async (shared) => {
             const options = { timeoutMs, budget, signal: shared };
             const reply = await evalScript(node, DISCARD, withVoid, args, options);
             return { status: casStatus(reply), value: reply };
