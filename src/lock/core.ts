@@ -15,7 +15,6 @@ import {
   FORCE_RELEASE,
   INSPECT,
   LEAVE,
-  RECORD,
   RELEASE,
   RESUME,
   scriptKeys,
@@ -140,9 +139,11 @@ export class LockCore {
    * Start a round whose requests all have the same deadline with one timer and one `AbortSignal`
    * for all of them (cleared once every request settled), instead of one of each per request. A
    * request sent later than the round's start (after waiting for an earlier one) keeps a timer of
-   * its own (`evalScript` ignores the shared signal then).
+   * its own (`evalScript` ignores the shared signal then). Public for the rounds that live outside
+   * this class, in the modules of the few callers that use them (`recordRound`), so that an app
+   * that never uses them does not bundle their scripts.
    */
-  #timed<T>(
+  timed<T>(
     timeoutMs: number,
     start: (signal: AbortSignal | undefined) => Promise<Round<T>>,
   ): Promise<Round<T>> {
@@ -213,7 +214,7 @@ export class LockCore {
     known?: ReadonlyMap<number, NodeAnswer<number>>,
   ): Promise<Round<number>> {
     const request = this.#acquireRequest(spec);
-    return this.#timed(spec.timeoutMs, (signal) =>
+    return this.timed(spec.timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => known?.get(node.index) ?? this.acquireOn(node, spec, { signal, request }),
@@ -265,7 +266,7 @@ export class LockCore {
     const { keys, token, timeoutMs, budget } = spec;
     const flat = scriptKeys(keys);
     const args = FENCE_RAISE.args({ fence, token });
-    return this.#timed(timeoutMs, (signal) =>
+    return this.timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         async (node) => {
@@ -288,7 +289,7 @@ export class LockCore {
     const flat = scriptKeys(keys);
     const args = EXTEND.args({ token, ttl });
     const spare = this.nodes.length;
-    return this.#timed(timeoutMs, (signal) =>
+    return this.timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
@@ -321,7 +322,7 @@ export class LockCore {
     const args = RESUME.args({ ticketToken, token, ttl, fencing: this.options.fencing });
     // The ticket's record of failed resumes (where their undo writes their tombstones).
     const withVoid = scriptKeys(keys, tombstoneKey(keys, ticketToken));
-    return this.#timed(timeoutMs, (signal) =>
+    return this.timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
@@ -371,7 +372,7 @@ export class LockCore {
     const flat = scriptKeys(keys);
     const args = RELEASE.args({ token, serve });
     const lockKeys = this.lockKeysOf(keys);
-    return this.#timed(timeoutMs, (signal) =>
+    return this.timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         (node) =>
@@ -452,7 +453,7 @@ export class LockCore {
     // A resume's undo records `token` in the ticket's record of failed resumes (`RESUME_LUA`).
     const withVoid = scriptKeys(keys, tombstoneKey(keys, restore ?? token));
     const lockKeys = this.lockKeysOf(keys);
-    return this.#timed(timeoutMs, (signal) =>
+    return this.timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         (node) =>
@@ -483,7 +484,7 @@ export class LockCore {
     const { keys, token, timeoutMs, budget } = spec;
     const flat = scriptKeys(keys);
     const args = COMPLETE.args({ token, retentionMs: retention, record });
-    return this.#timed(timeoutMs, (signal) =>
+    return this.timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
@@ -493,28 +494,6 @@ export class LockCore {
           return { status, value: reply };
         },
         { quorum: this.quorum, isFor: recorded },
-      ),
-    );
-  }
-
-  /**
-   * Record round (idempotency): decided as soon as one node answers with a done marker (`done`,
-   * value = the record kept in it, `""` for none), else once every node answered or failed:
-   * a record written on a minority only is still found. Others report `held` (pttl) or `absent`.
-   */
-  recordRound(keys: Keys, timeoutMs: number, budget: Budget | undefined): Promise<Round<string>> {
-    const flat = scriptKeys(keys);
-    return this.#timed(timeoutMs, (signal) =>
-      fanOut(
-        this.nodes,
-        async (node) => {
-          const options = { timeoutMs, budget, signal };
-          const reply = await evalScript(node, RECORD, flat, RECORD.args({}), options);
-          if (reply.kind === "absent") return { status: "absent" };
-          if (reply.kind === "held") return { status: "held", pttl: reply.pttl };
-          return { status: "done", pttl: reply.pttl, value: reply.record };
-        },
-        { quorum: 1, isFor: (status) => status === "done" },
       ),
     );
   }
