@@ -372,16 +372,17 @@ export class LockCore {
     const flat = scriptKeys(keys);
     const args = RELEASE.args({ token, serve });
     const lockKeys = this.lockKeysOf(keys);
-    return this.timed(timeoutMs, (signal) =>
-      fanOut(
-        nodes,
-        (node) =>
-          this.#whereHeld(node, { lockKeys, holds, timeoutMs, signal }, (shared) =>
-            this.#release(node, flat, args, { timeoutMs, budget, signal: shared }),
-          ),
-        { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll },
-      ),
-    );
+    // One round object and one send function per round, shared by its nodes.
+    const send = (node: RestNode, shared: AbortSignal | undefined) =>
+      this.#release(node, flat, args, timeoutMs, budget, shared);
+    return this.timed(timeoutMs, (signal) => {
+      const round = { lockKeys, holds, timeoutMs, signal };
+      return fanOut(nodes, (node) => this.#whereHeld(node, round, send), {
+        quorum: Math.min(this.quorum, nodes.length),
+        isFor: answered,
+        waitAll,
+      });
+    });
   }
 
   /**
@@ -400,7 +401,7 @@ export class LockCore {
       timeoutMs: number;
       signal: AbortSignal | undefined;
     },
-    send: (signal: AbortSignal | undefined) => Promise<NodeAnswer<CasReply>>,
+    send: (node: RestNode, signal: AbortSignal | undefined) => Promise<NodeAnswer<CasReply>>,
   ): Promise<NodeAnswer<CasReply>> {
     const { lockKeys, holds, timeoutMs, signal } = round;
     const hold = holds?.[node.index] ?? true;
@@ -409,7 +410,7 @@ export class LockCore {
     try {
       if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
       // Sent later than the round's start: a timer of its own.
-      return await send(hold === true ? signal : undefined);
+      return await send(node, hold === true ? signal : undefined);
     } finally {
       ended();
     }
@@ -420,13 +421,15 @@ export class LockCore {
     node: RestNode,
     keys: readonly string[],
     args: string[],
-    sending: { timeoutMs: number; budget: Budget | undefined; signal: AbortSignal | undefined },
+    timeoutMs: number,
+    budget: Budget | undefined,
+    signal: AbortSignal | undefined,
   ): Promise<NodeAnswer<CasReply>> {
     let resent = false;
     const onRetry = () => {
       resent = true;
     };
-    const options = { ...sending, onRetry };
+    const options = { timeoutMs, budget, signal, onRetry };
     const reply = await evalScript(node, RELEASE, keys, args, options);
     // "Absent" right after re-sending a request whose connection broke most likely means the
     // first attempt deleted it: report the deletion.
@@ -453,18 +456,19 @@ export class LockCore {
     // A resume's undo records `token` in the ticket's record of failed resumes (`RESUME_LUA`).
     const withVoid = scriptKeys(keys, tombstoneKey(keys, restore ?? token));
     const lockKeys = this.lockKeysOf(keys);
-    return this.timed(timeoutMs, (signal) =>
-      fanOut(
-        nodes,
-        (node) =>
-          this.#whereHeld(node, { lockKeys, holds, timeoutMs, signal }, async (shared) => {
-            const options = { timeoutMs, budget, signal: shared };
-            const reply = await evalScript(node, DISCARD, withVoid, args, options);
-            return { status: casStatus(reply), value: reply };
-          }),
-        { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll: true },
-      ),
-    );
+    const send = async (node: RestNode, shared: AbortSignal | undefined) => {
+      const options = { timeoutMs, budget, signal: shared };
+      const reply = await evalScript(node, DISCARD, withVoid, args, options);
+      return { status: casStatus(reply), value: reply };
+    };
+    return this.timed(timeoutMs, (signal) => {
+      const round = { lockKeys, holds, timeoutMs, signal };
+      return fanOut(nodes, (node) => this.#whereHeld(node, round, send), {
+        quorum: Math.min(this.quorum, nodes.length),
+        isFor: answered,
+        waitAll: true,
+      });
+    });
   }
 
   /**
