@@ -15,6 +15,7 @@ import {
   isCompletable,
   owesCompletion,
   random,
+  recordRound,
   sleep,
 } from "../lock";
 import { freeAfter } from "../quorum";
@@ -119,7 +120,7 @@ async function lookup(locks: Locks, key: string, budget: Budget | undefined): Pr
     throw new ConfigurationError("locks", "expected the manager from createLocks()");
   }
   const timeout = core.timeoutFor(core.options.lease);
-  const round = await core.recordRound(core.keys(key), timeout, budget);
+  const round = await recordRound(core, core.keys(key), timeout, budget);
   for (const text of round.values.values()) {
     const record = decodeRecord(text);
     if (record !== undefined) return { record, doneWithout: false, running: undefined };

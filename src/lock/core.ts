@@ -15,7 +15,6 @@ import {
   FORCE_RELEASE,
   INSPECT,
   LEAVE,
-  RECORD,
   RELEASE,
   RESUME,
   scriptKeys,
@@ -69,6 +68,13 @@ export function acquireAnswer(reply: AcquireReply, fencing: boolean): NodeAnswer
   return fencing ? { status: "ok", value: reply.fence, fence: reply.fence } : { status: "ok" };
 }
 
+/** One round's ACQUIRE request, the same for every node: built once per round, not per node. */
+interface AcquireRequest {
+  readonly keys: readonly string[];
+  readonly args: string[];
+  readonly lockKeys: readonly string[];
+}
+
 /**
  * What every operation of one `Locks` instance shares: the resolved options, the nodes, and one
  * method per script round. Each round is one {@link fanOut}.
@@ -118,13 +124,26 @@ export class LockCore {
     return keys.map((k) => k.lock);
   }
 
+  /** ACQUIRE's KEYS (with the token's tombstone), ARGV and lock keys for `spec`, once per round. */
+  #acquireRequest(spec: AcquireSpec): AcquireRequest {
+    const { keys, token, ttl, waiter } = spec;
+    return {
+      // The token's tombstone: a request of a round already cleaned up places nothing.
+      keys: scriptKeys(keys, tombstoneKey(keys, token)),
+      args: ACQUIRE.args({ token, ttl, fencing: this.options.fencing, waiter }),
+      lockKeys: this.lockKeysOf(keys),
+    };
+  }
+
   /**
    * Start a round whose requests all have the same deadline with one timer and one `AbortSignal`
    * for all of them (cleared once every request settled), instead of one of each per request. A
    * request sent later than the round's start (after waiting for an earlier one) keeps a timer of
-   * its own (`evalScript` ignores the shared signal then).
+   * its own (`evalScript` ignores the shared signal then). Public for the rounds that live outside
+   * this class, in the modules of the few callers that use them (`recordRound`), so that an app
+   * that never uses them does not bundle their scripts.
    */
-  #timed<T>(
+  timed<T>(
     timeoutMs: number,
     start: (signal: AbortSignal | undefined) => Promise<Round<T>>,
   ): Promise<Round<T>> {
@@ -194,10 +213,11 @@ export class LockCore {
     spec: AcquireSpec,
     known?: ReadonlyMap<number, NodeAnswer<number>>,
   ): Promise<Round<number>> {
-    return this.#timed(spec.timeoutMs, (signal) =>
+    const request = this.#acquireRequest(spec);
+    return this.timed(spec.timeoutMs, (signal) =>
       fanOut(
         this.nodes,
-        async (node) => known?.get(node.index) ?? this.acquireOn(node, spec, { signal }),
+        async (node) => known?.get(node.index) ?? this.acquireOn(node, spec, { signal, request }),
         { quorum: this.quorum, isFor: isOk },
       ),
     );
@@ -222,16 +242,18 @@ export class LockCore {
   async acquireOn(
     node: RestNode,
     spec: AcquireSpec,
-    sending: { signal?: AbortSignal | undefined; after?: ReleaseWait | undefined } = {},
+    sending: {
+      signal?: AbortSignal | undefined;
+      after?: ReleaseWait | undefined;
+      request?: AcquireRequest;
+    } = {},
   ): Promise<NodeAnswer<number>> {
-    const { keys, token, ttl, timeoutMs, budget, waiter } = spec;
+    const { timeoutMs, budget } = spec;
+    const request = sending.request ?? this.#acquireRequest(spec);
     const after =
-      "after" in sending ? sending.after : this.order.after(node.index, this.lockKeysOf(keys));
+      "after" in sending ? sending.after : this.order.after(node.index, request.lockKeys);
     const options = { timeoutMs, budget, spare: this.nodes.length, after, signal: sending.signal };
-    const args = ACQUIRE.args({ token, ttl, fencing: this.options.fencing, waiter });
-    // The token's tombstone: a request of a round already cleaned up places nothing.
-    const withVoid = scriptKeys(keys, tombstoneKey(keys, token));
-    const reply = await evalScript(node, ACQUIRE, withVoid, args, options);
+    const reply = await evalScript(node, ACQUIRE, request.keys, request.args, options);
     return acquireAnswer(reply, this.options.fencing);
   }
 
@@ -244,7 +266,7 @@ export class LockCore {
     const { keys, token, timeoutMs, budget } = spec;
     const flat = scriptKeys(keys);
     const args = FENCE_RAISE.args({ fence, token });
-    return this.#timed(timeoutMs, (signal) =>
+    return this.timed(timeoutMs, (signal) =>
       fanOut(
         nodes,
         async (node) => {
@@ -267,7 +289,7 @@ export class LockCore {
     const flat = scriptKeys(keys);
     const args = EXTEND.args({ token, ttl });
     const spare = this.nodes.length;
-    return this.#timed(timeoutMs, (signal) =>
+    return this.timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
@@ -300,7 +322,7 @@ export class LockCore {
     const args = RESUME.args({ ticketToken, token, ttl, fencing: this.options.fencing });
     // The ticket's record of failed resumes (where their undo writes their tombstones).
     const withVoid = scriptKeys(keys, tombstoneKey(keys, ticketToken));
-    return this.#timed(timeoutMs, (signal) =>
+    return this.timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
@@ -349,16 +371,18 @@ export class LockCore {
       : undefined;
     const flat = scriptKeys(keys);
     const args = RELEASE.args({ token, serve });
-    return this.#timed(timeoutMs, (signal) =>
-      fanOut(
-        nodes,
-        (node) =>
-          this.#whereHeld(node, { keys, holds, timeoutMs, signal }, (shared) =>
-            this.#release(node, flat, args, { timeoutMs, budget, signal: shared }),
-          ),
-        { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll },
-      ),
-    );
+    const lockKeys = this.lockKeysOf(keys);
+    // One round object and one send function per round, shared by its nodes.
+    const send = (node: RestNode, shared: AbortSignal | undefined) =>
+      this.#release(node, flat, args, timeoutMs, budget, shared);
+    return this.timed(timeoutMs, (signal) => {
+      const round = { lockKeys, holds, timeoutMs, signal };
+      return fanOut(nodes, (node) => this.#whereHeld(node, round, send), {
+        quorum: Math.min(this.quorum, nodes.length),
+        isFor: answered,
+        waitAll,
+      });
+    });
   }
 
   /**
@@ -371,21 +395,22 @@ export class LockCore {
   async #whereHeld(
     node: RestNode,
     round: {
-      keys: Keys;
+      /** `lockKeysOf(keys)`, once per round. */
+      lockKeys: readonly string[];
       holds: Holds | undefined;
       timeoutMs: number;
       signal: AbortSignal | undefined;
     },
-    send: (signal: AbortSignal | undefined) => Promise<NodeAnswer<CasReply>>,
+    send: (node: RestNode, signal: AbortSignal | undefined) => Promise<NodeAnswer<CasReply>>,
   ): Promise<NodeAnswer<CasReply>> {
-    const { keys, holds, timeoutMs, signal } = round;
+    const { lockKeys, holds, timeoutMs, signal } = round;
     const hold = holds?.[node.index] ?? true;
     if (hold === false) return NOT_THERE;
-    const ended = this.order.track(node.index, this.lockKeysOf(keys), 2 * timeoutMs);
+    const ended = this.order.track(node.index, lockKeys, 2 * timeoutMs);
     try {
       if (hold !== true && !(await mayHold(hold, timeoutMs))) return NOT_THERE;
       // Sent later than the round's start: a timer of its own.
-      return await send(hold === true ? signal : undefined);
+      return await send(node, hold === true ? signal : undefined);
     } finally {
       ended();
     }
@@ -396,13 +421,15 @@ export class LockCore {
     node: RestNode,
     keys: readonly string[],
     args: string[],
-    sending: { timeoutMs: number; budget: Budget | undefined; signal: AbortSignal | undefined },
+    timeoutMs: number,
+    budget: Budget | undefined,
+    signal: AbortSignal | undefined,
   ): Promise<NodeAnswer<CasReply>> {
     let resent = false;
     const onRetry = () => {
       resent = true;
     };
-    const options = { ...sending, onRetry };
+    const options = { timeoutMs, budget, signal, onRetry };
     const reply = await evalScript(node, RELEASE, keys, args, options);
     // "Absent" right after re-sending a request whose connection broke most likely means the
     // first attempt deleted it: report the deletion.
@@ -428,18 +455,20 @@ export class LockCore {
     const args = DISCARD.args({ token, keepMs: ttl, restore });
     // A resume's undo records `token` in the ticket's record of failed resumes (`RESUME_LUA`).
     const withVoid = scriptKeys(keys, tombstoneKey(keys, restore ?? token));
-    return this.#timed(timeoutMs, (signal) =>
-      fanOut(
-        nodes,
-        (node) =>
-          this.#whereHeld(node, { keys, holds, timeoutMs, signal }, async (shared) => {
-            const options = { timeoutMs, budget, signal: shared };
-            const reply = await evalScript(node, DISCARD, withVoid, args, options);
-            return { status: casStatus(reply), value: reply };
-          }),
-        { quorum: Math.min(this.quorum, nodes.length), isFor: answered, waitAll: true },
-      ),
-    );
+    const lockKeys = this.lockKeysOf(keys);
+    const send = async (node: RestNode, shared: AbortSignal | undefined) => {
+      const options = { timeoutMs, budget, signal: shared };
+      const reply = await evalScript(node, DISCARD, withVoid, args, options);
+      return { status: casStatus(reply), value: reply };
+    };
+    return this.timed(timeoutMs, (signal) => {
+      const round = { lockKeys, holds, timeoutMs, signal };
+      return fanOut(nodes, (node) => this.#whereHeld(node, round, send), {
+        quorum: Math.min(this.quorum, nodes.length),
+        isFor: answered,
+        waitAll: true,
+      });
+    });
   }
 
   /**
@@ -459,7 +488,7 @@ export class LockCore {
     const { keys, token, timeoutMs, budget } = spec;
     const flat = scriptKeys(keys);
     const args = COMPLETE.args({ token, retentionMs: retention, record });
-    return this.#timed(timeoutMs, (signal) =>
+    return this.timed(timeoutMs, (signal) =>
       fanOut(
         this.nodes,
         async (node) => {
@@ -469,28 +498,6 @@ export class LockCore {
           return { status, value: reply };
         },
         { quorum: this.quorum, isFor: recorded },
-      ),
-    );
-  }
-
-  /**
-   * Record round (idempotency): decided as soon as one node answers with a done marker (`done`,
-   * value = the record kept in it, `""` for none), else once every node answered or failed:
-   * a record written on a minority only is still found. Others report `held` (pttl) or `absent`.
-   */
-  recordRound(keys: Keys, timeoutMs: number, budget: Budget | undefined): Promise<Round<string>> {
-    const flat = scriptKeys(keys);
-    return this.#timed(timeoutMs, (signal) =>
-      fanOut(
-        this.nodes,
-        async (node) => {
-          const options = { timeoutMs, budget, signal };
-          const reply = await evalScript(node, RECORD, flat, RECORD.args({}), options);
-          if (reply.kind === "absent") return { status: "absent" };
-          if (reply.kind === "held") return { status: "held", pttl: reply.pttl };
-          return { status: "done", pttl: reply.pttl, value: reply.record };
-        },
-        { quorum: 1, isFor: (status) => status === "done" },
       ),
     );
   }

@@ -14,6 +14,9 @@ export { complete, completePersistently, isCompletable, owesCompletion } from ".
 export { checkKey } from "./keyset";
 // The manager's core (its nodes and resolved options), for a layer that runs its own rounds.
 export { coreOf } from "./locks";
+// The Idempotency-Key layer's read of a key's done marker and record (RECORD), kept out of
+// `LockCore` so that an app without that layer does not bundle the script.
+export { recordRound } from "./record";
 // Jittered sleeps that stop at an abort, shared by the retry loops of the wrappers.
 export { random, sleep } from "./timing";
 // The check of a `locks` option, for the wrappers (`once()`, the adapters, the Idempotency-Key

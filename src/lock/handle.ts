@@ -86,9 +86,12 @@ export class LockHandle implements Lock {
   /**
    * Why the protection ended, set once by the first end: the loss that moved the handle to `lost`
    * (what operations then throw), or how the holder ended it (release, ticket, completion). The
-   * signal's reason.
+   * signal's reason. An end's error is built only when someone reads it (`#reason`): most locks
+   * are released without anyone reading `signal`, and an error's stack trace is the dearest
+   * object of a release.
    */
   #why: LockLostError | LockEndedError | undefined;
+  #ended: LockEnd | undefined;
   #validUntil = 0;
   #validUntilEpoch = 0;
   #lead = 0;
@@ -128,7 +131,8 @@ export class LockHandle implements Lock {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
       // Lost or ended before anyone asked: hand out an aborted signal with the same reason.
-      if (this.#why !== undefined) this.#controller.abort(this.#why);
+      const why = this.#reason();
+      if (why !== undefined) this.#controller.abort(why);
     }
     return this.#controller.signal;
   }
@@ -222,10 +226,17 @@ export class LockHandle implements Lock {
    * cannot change what this handle sends (docs/SAFETY.md §6c, S1).
    */
   #end(how: LockEnd): void {
-    if (this.#why !== undefined) return;
-    const ended = new LockEndedError(this.key, how);
-    this.#why = ended;
-    this.#controller?.abort(ended);
+    if (this.#why !== undefined || this.#ended !== undefined) return;
+    this.#ended = how;
+    if (this.#controller !== undefined) this.#controller.abort(this.#reason());
+  }
+
+  /** The signal's reason (see `#why`), the end's error built on first use. */
+  #reason(): LockLostError | LockEndedError | undefined {
+    if (this.#why === undefined && this.#ended !== undefined) {
+      this.#why = new LockEndedError(this.key, this.#ended);
+    }
+    return this.#why;
   }
 
   /** Why an operation that needs the lock held cannot run in `phase` (not `held`). */

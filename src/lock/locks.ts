@@ -4,7 +4,7 @@ import { acquireLoop, type Grant } from "./acquire";
 import { LockCore } from "./core";
 import { LockHandle } from "./handle";
 import { checkKey, checkKeys, type LockKey } from "./keyset";
-import { type ResolvedOptions, resolveCall, resolveOptions } from "./options";
+import { type ResolvedCall, type ResolvedOptions, resolveCall, resolveOptions } from "./options";
 import { checkTicket, resumeGrant } from "./resume";
 import type {
   AcquireOptions,
@@ -94,6 +94,21 @@ const CORES = new WeakMap<Locks, LockCore>();
 export const coreOf = (locks: Locks): LockCore | undefined => CORES.get(locks);
 
 function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
+  // Most calls pass no options: those resolve the same way every time, so once (per default of
+  // autoExtend) rather than per call.
+  const plainCalls: ResolvedCall[] = [];
+  const callOf = (
+    opts: AcquireOptions | undefined,
+    autoExtendDefault: boolean,
+    waitDefault: number,
+  ): ResolvedCall => {
+    if (opts !== undefined || waitDefault !== resolved.wait) {
+      return resolveCall(resolved, opts, autoExtendDefault, waitDefault);
+    }
+    const at = autoExtendDefault ? 1 : 0;
+    plainCalls[at] ??= resolveCall(resolved, undefined, autoExtendDefault, waitDefault);
+    return plainCalls[at];
+  };
   const acquire = async (
     key: LockKey,
     opts: AcquireOptions | undefined,
@@ -101,7 +116,7 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
     waitDefault = resolved.wait,
   ): Promise<Lock> => {
     const target = checkKeys(key, resolved.fencing);
-    const call = resolveCall(resolved, opts, autoExtendDefault, waitDefault);
+    const call = callOf(opts, autoExtendDefault, waitDefault);
     call.signal?.throwIfAborted();
     const release = (grant: Grant) => {
       const { keys, token, timeoutMs, holds } = grant;

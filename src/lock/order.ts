@@ -80,7 +80,12 @@ export class ReleaseOrder {
     // Releases that never report back (Workers) on keys nobody locks again would stay forever.
     if (lines.size >= (this.#sweepAt[index] ?? SWEEP_MIN)) this.#sweep(index, lines);
     const release: InFlight = { until: performance.now() + ms, ended: false, waiters: new Set() };
-    const keys = [...new Set(typeof lockKeys === "string" ? [lockKeys] : lockKeys)];
+    const keys =
+      typeof lockKeys === "string"
+        ? [lockKeys]
+        : lockKeys.length === 1
+          ? lockKeys
+          : [...new Set(lockKeys)];
     for (const lockKey of keys) {
       const inFlight = lines.get(lockKey) ?? new Set<InFlight>();
       lines.set(lockKey, inFlight);
@@ -107,7 +112,8 @@ export class ReleaseOrder {
    */
   after(index: number, lockKeys: string | readonly string[]): ReleaseWait | undefined {
     const lines = this.#nodes[index];
-    if (lines === undefined) return undefined;
+    // Nothing in flight on that node (the usual case): no allocation.
+    if (lines === undefined || lines.size === 0) return undefined;
     const now = performance.now();
     const pending = new Set<InFlight>();
     for (const lockKey of typeof lockKeys === "string" ? [lockKeys] : lockKeys) {

@@ -23,8 +23,10 @@
  * is granted, extended or resumed; our token beside an absent key is never extended, and a
  * re-sent ACQUIRE places the rest (drawing a new, higher fence).
  *
- * The SHA-1 of each source is a literal in `scripts.ts`; changing a byte here changes the hash,
- * which the unit test (WebCrypto) and the integration test (SCRIPT LOAD) catch.
+ * This file is the readable source; what ships is `shipped.ts`, generated from it by
+ * `scripts/ship-lua.ts` (`npm run build`): each script minus its comments and whitespace (the same
+ * Lua tokens), with the SHA-1 of that text. After a change here, run `npx tsx scripts/ship-lua.ts`;
+ * `test/scripts/shipped.test.ts` fails while `shipped.ts` is out of date.
  *
  * @module
  */

@@ -1,20 +1,33 @@
 import {
   ACQUIRE_LUA,
+  ACQUIRE_SHA1,
   COMPLETE_LUA,
+  COMPLETE_SHA1,
   DISCARD_LUA,
+  DISCARD_SHA1,
   EXTEND_LUA,
+  EXTEND_SHA1,
   FENCE_RAISE_LUA,
+  FENCE_RAISE_SHA1,
   FORCE_RELEASE_LUA,
+  FORCE_RELEASE_SHA1,
   HANDOVER_LUA,
+  HANDOVER_SHA1,
   INSPECT_LUA,
+  INSPECT_SHA1,
   LEAVE_LUA,
+  LEAVE_SHA1,
   RECORD_LUA,
+  RECORD_SHA1,
   RELEASE_LUA,
+  RELEASE_SHA1,
   RESUME_LUA,
-} from "./lua";
+  RESUME_SHA1,
+} from "./shipped";
 
 /**
- * A Lua script with its SHA-1 (lower-case hex of the UTF-8 source), its argument builder and its
+ * A Lua script as shipped (`shipped.ts`: its commented source in `lua.ts` minus comments and
+ * whitespace) with its SHA-1 (lower-case hex of that UTF-8 text), its argument builder and its
  * reply-shape check: `args` puts named fields (`A`) in the order the Lua's locals read them from
  * ARGV, so that order lives here and in the Lua only; `parse` returns `undefined` for a reply of
  * the wrong shape.
@@ -103,7 +116,7 @@ const casCode = (reply: unknown): CasReply | undefined =>
 export const ACQUIRE: Script<AcquireReply, AcquireArgs> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
-  sha1: "3f557af1a6972ef3057afd021558f2e8467818ab",
+  sha1: ACQUIRE_SHA1,
   args: ({ token, ttl, fencing, waiter }) => {
     const args = [token, String(ttl), flag(fencing)];
     if (waiter !== undefined) args.push(waiter.member, String(waiter.place), String(waiter.roomMs));
@@ -133,7 +146,7 @@ export interface ExtendArgs {
 export const EXTEND: Script<CasReply, ExtendArgs> = {
   name: "extend",
   lua: EXTEND_LUA,
-  sha1: "0d2a0fcbcb96b33314cc156e21ad7775169a47bf",
+  sha1: EXTEND_SHA1,
   args: ({ token, ttl }) => [token, String(ttl)],
   parse: casCode,
 };
@@ -165,7 +178,7 @@ export interface ResumeArgs {
 export const RESUME: Script<ResumeReply, ResumeArgs> = {
   name: "resume",
   lua: RESUME_LUA,
-  sha1: "1c2e0bdd78e0670e0bcf37262f3b8b236a2529ec",
+  sha1: RESUME_SHA1,
   args: ({ ticketToken, token, ttl, fencing }) => [ticketToken, token, String(ttl), flag(fencing)],
   parse(reply) {
     const triple = Array.isArray(reply) && reply.length === 3 ? reply : undefined;
@@ -204,7 +217,7 @@ export interface ReleaseArgs {
 export const RELEASE: Script<CasReply, ReleaseArgs> = {
   name: "release",
   lua: RELEASE_LUA,
-  sha1: "b128a498e743620b7e27f6e162fb6108f6906f5d",
+  sha1: RELEASE_SHA1,
   args: ({ token, serve }) => {
     if (serve === undefined) return [token];
     const { now, listenMs, before, counterMs } = serve;
@@ -243,7 +256,7 @@ export interface DiscardArgs {
 export const DISCARD: Script<CasReply, DiscardArgs> = {
   name: "discard",
   lua: DISCARD_LUA,
-  sha1: "f81f3b35b9614647e9c8588e08e57d14bcb9d615",
+  sha1: DISCARD_SHA1,
   args: ({ token, keepMs, restore }) =>
     restore === undefined ? [token, String(keepMs)] : [token, String(keepMs), restore],
   parse: casCode,
@@ -261,7 +274,7 @@ export interface RaiseArgs {
 export const FENCE_RAISE: Script<RaiseReply, RaiseArgs> = {
   name: "fence-raise",
   lua: FENCE_RAISE_LUA,
-  sha1: "0ed13167a4bc6f499fa1df38f1327d434fad5934",
+  sha1: FENCE_RAISE_SHA1,
   args: ({ fence, token }) => [String(fence), token],
   parse(reply) {
     const pair = intArray(reply, 2);
@@ -275,7 +288,7 @@ export const FENCE_RAISE: Script<RaiseReply, RaiseArgs> = {
 export const INSPECT: Script<InspectReply, NoArgs> = {
   name: "inspect",
   lua: INSPECT_LUA,
-  sha1: "2516d1d38344a292ca5e2ea22f82612f1c2525c8",
+  sha1: INSPECT_SHA1,
   args: noArgs,
   parse(reply) {
     const triple = intArray(reply, 3);
@@ -302,7 +315,7 @@ export interface CompleteArgs {
 export const COMPLETE: Script<CompleteReply, CompleteArgs> = {
   name: "complete",
   lua: COMPLETE_LUA,
-  sha1: "94c7e871c0c8e0810b79fdcff791eddcca2edc52",
+  sha1: COMPLETE_SHA1,
   args: ({ token, retentionMs, record }) =>
     record === undefined ? [token, String(retentionMs)] : [token, String(retentionMs), record],
   parse: (reply) => (reply === 1 || reply === 2 || reply === 0 ? reply : undefined),
@@ -321,7 +334,7 @@ export type RecordReply =
 export const RECORD: Script<RecordReply, NoArgs> = {
   name: "record",
   lua: RECORD_LUA,
-  sha1: "1c463dbb987e35958f35546b0933d88b07317bf9",
+  sha1: RECORD_SHA1,
   args: noArgs,
   parse(reply) {
     if (!Array.isArray(reply) || reply.length !== 3) return undefined;
@@ -338,7 +351,7 @@ export const RECORD: Script<RecordReply, NoArgs> = {
 export const FORCE_RELEASE: Script<number, NoArgs> = {
   name: "force-release",
   lua: FORCE_RELEASE_LUA,
-  sha1: "15f7b131c3ed98d7a9cb961cf3e155ac7622c795",
+  sha1: FORCE_RELEASE_SHA1,
   args: noArgs,
   parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
 };
@@ -370,7 +383,7 @@ export interface HandoverArgs {
 export const HANDOVER: Script<HandoverReply, HandoverArgs> = {
   name: "handover",
   lua: HANDOVER_LUA,
-  sha1: "2f7367635237e8ae1095021ddeae5b1745c288e7",
+  sha1: HANDOVER_SHA1,
   args: ({ token, next, entry, now, listenMs }) => [
     token,
     next.token,
@@ -399,7 +412,7 @@ export const HANDOVER: Script<HandoverReply, HandoverArgs> = {
 export const LEAVE: Script<number, { readonly member: string }> = {
   name: "leave",
   lua: LEAVE_LUA,
-  sha1: "63fb9205db97f1ec6df2190d6a1bc79b20cbc33d",
+  sha1: LEAVE_SHA1,
   args: ({ member }) => [member],
   parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
 };

@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { type BuildOptions, build } from "esbuild";
+import { fengariAnyRuntime } from "../../scripts/fengari-plugin";
 
 export interface BundleRow {
   readonly id: string;
@@ -28,10 +29,11 @@ const EDGELOCK_ENTRIES: readonly { id: string; path: string }[] = [
   { id: "edgelock/hono", path: "src/adapters/hono/index.ts" },
   { id: "edgelock/lambda", path: "src/adapters/lambda/index.ts" },
   { id: "edgelock/workers", path: "src/adapters/workers/index.ts" },
+  { id: "edgelock/testing", path: "src/testing/index.ts" },
 ];
 
-/** What an app that imports one thing pays after tree-shaking (informational, not a target). */
-const IMPORTS: readonly { id: string; contents: string }[] = [
+/** What an app that imports one thing pays after tree-shaking. */
+export const IMPORTS: readonly { id: string; contents: string }[] = [
   {
     id: "import { createLocks } from edgelock",
     contents: 'export { createLocks } from "./src/index.ts";',
@@ -43,7 +45,8 @@ const PEERS: readonly { id: string; contents: string }[] = [
   { id: "redlock", contents: 'export * from "redlock"; export { default } from "redlock";' },
 ];
 
-const COMMON: BuildOptions = {
+/** How every row is bundled (the size guard bundles the same way). */
+export const COMMON: BuildOptions = {
   bundle: true,
   format: "esm",
   platform: "neutral",
@@ -53,6 +56,8 @@ const COMMON: BuildOptions = {
   metafile: true,
   logLevel: "silent",
   external: ["@upstash/redis", "hono", "ioredis", "crypto", "events", "node:*"],
+  // edgelock/testing bundles its Lua VM as the published build does (tsup.config.ts).
+  plugins: [fengariAnyRuntime],
 };
 
 async function measure(id: string, entry: string, options: BuildOptions): Promise<BundleRow> {
@@ -73,12 +78,13 @@ async function measure(id: string, entry: string, options: BuildOptions): Promis
 }
 
 /**
- * Sizes of every existing edgelock entry point and of the peers.
+ * Sizes of every edgelock entry point and of the tree-shaken imports (`IMPORTS`): what the size
+ * guard (`test/size.test.ts`) holds to its budgets.
  *
  * @example
- * const rows = await runBundle(); // [{ id: "edgelock (core)", gzipBytes: 4321, ... }, ...]
+ * const rows = await edgelockBundles(); // [{ id: "edgelock (core)", gzipBytes: 4321, ... }, ...]
  */
-export async function runBundle(): Promise<BundleRow[]> {
+export async function edgelockBundles(): Promise<BundleRow[]> {
   const rows: BundleRow[] = [];
   for (const { id, path } of EDGELOCK_ENTRIES) {
     if (!existsSync(`${ROOT}${path}`)) continue;
@@ -91,6 +97,17 @@ export async function runBundle(): Promise<BundleRow[]> {
       }),
     );
   }
+  return rows;
+}
+
+/**
+ * Sizes of every existing edgelock entry point and of the peers.
+ *
+ * @example
+ * const rows = await runBundle(); // [{ id: "edgelock (core)", gzipBytes: 4321, ... }, ...]
+ */
+export async function runBundle(): Promise<BundleRow[]> {
+  const rows = await edgelockBundles();
   for (const { id, contents } of PEERS) {
     rows.push(
       await measure(id, `package "${id}"`, {

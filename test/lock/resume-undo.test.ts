@@ -14,7 +14,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocks, type LockTicket } from "../../src/index";
-import { DISCARD_LUA } from "../../src/scripts/lua";
+import { DISCARD } from "../../src/scripts";
 import { useDevCluster } from "../support/dev-cluster";
 import { evalCalls, eventually, pttlBack, readBack, resetCluster, uniquePrefix } from "./helpers";
 
@@ -142,7 +142,7 @@ describe("the undo of a failed resume", () => {
 
   it("putting the ticket's token back never leaves a key without expiry", async () => {
     const redis = dev.direct(0);
-    const sha = (await redis.script("LOAD", DISCARD_LUA)) as string;
+    const sha = (await redis.script("LOAD", DISCARD.lua)) as string;
     const prefix = uniquePrefix("undo-pttl0");
     // The fresh token expires about when DISCARD runs: some runs see PTTL 0 in the script.
     let restored = 0;

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { SOURCES, shipLua } from "../../scripts/ship-lua";
 import {
   ACQUIRE,
   COMPLETE,
@@ -26,11 +27,25 @@ import {
 /** Lua sources to run instead of the real ones, by the SHA-1 the client sends. */
 export type ScriptOverrides = ReadonlyMap<string, string>;
 
-function mutate(script: Script<unknown>, from: string, to: string): [string, string] {
-  if (!script.lua.includes(from)) {
+/**
+ * The script with `from` replaced by `to` (every occurrence with `every`) in its commented source
+ * (`lua.ts`, whose lines the patterns quote), shipped as the library ships it (`shipLua`): the
+ * nodes run it in place of the shipped script, under the same SHA-1.
+ */
+function mutate(
+  script: Script<unknown>,
+  from: string,
+  to: string,
+  every = false,
+): [string, string] {
+  const source = Object.values(SOURCES).find((lua) => shipLua(lua) === script.lua);
+  if (source === undefined) throw new Error(`mutant of ${script.name}: no source ships as it`);
+  if (!source.includes(from)) {
     throw new Error(`mutant of ${script.name}: "${from}" is no longer in the source`);
   }
-  return [script.sha1, script.lua.replace(from, to)];
+  const mutated = shipLua(every ? source.split(from).join(to) : source.replace(from, to));
+  if (mutated === script.lua) throw new Error(`mutant of ${script.name}: changes nothing`);
+  return [script.sha1, mutated];
 }
 
 /** Each defect of §1 as the script change that brings it back. */
@@ -110,14 +125,7 @@ export const MUTANTS = {
    * j (docs/SAFETY.md §5 J1): COMPLETE leaves the fence counter as it is, so every once()/scheduled occurrence
    * and every Idempotency-Key request with fencing leaves a counter that never expires.
    */
-  "j-counter-never-expires": new Map([
-    [
-      COMPLETE.sha1,
-      mutate(COMPLETE, "outlive(counter, retention)", "")[1]
-        .split("outlive(counter, retention)")
-        .join(""),
-    ],
-  ]),
+  "j-counter-never-expires": new Map([mutate(COMPLETE, "outlive(counter, retention)", "", true)]),
   /**
    * j (docs/SAFETY.md §5 J1), second half: a late fence raise that creates a counter beside a done marker
    * leaves it without expiry (the marker's PTTL is not given to it).
