@@ -372,9 +372,10 @@ export class LockCore {
     const flat = scriptKeys(keys);
     const args = RELEASE.args({ token, serve });
     const lockKeys = this.lockKeysOf(keys);
-    // One round object and one send function per round, shared by its nodes.
+    // One request, one round object and one send function per round, shared by its nodes.
+    const request = { keys: flat, args, timeoutMs, budget };
     const send = (node: RestNode, shared: AbortSignal | undefined) =>
-      this.#release(node, flat, args, timeoutMs, budget, shared);
+      this.#release(node, request, shared);
     return this.timed(timeoutMs, (signal) => {
       const round = { lockKeys, holds, timeoutMs, signal };
       return fanOut(nodes, (node) => this.#whereHeld(node, round, send), {
@@ -416,15 +417,18 @@ export class LockCore {
     }
   }
 
-  /** One node's compare-and-DEL (`keys` and `args`: RELEASE's, built once per round). */
+  /** One node's compare-and-DEL (`request`: RELEASE's keys and arguments, built once per round). */
   async #release(
     node: RestNode,
-    keys: readonly string[],
-    args: string[],
-    timeoutMs: number,
-    budget: Budget | undefined,
+    request: {
+      keys: readonly string[];
+      args: string[];
+      timeoutMs: number;
+      budget: Budget | undefined;
+    },
     signal: AbortSignal | undefined,
   ): Promise<NodeAnswer<CasReply>> {
+    const { keys, args, timeoutMs, budget } = request;
     let resent = false;
     const onRetry = () => {
       resent = true;
