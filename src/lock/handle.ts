@@ -21,7 +21,7 @@ import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import { handoverRound } from "./handover";
 import { Life, type Phase } from "./life";
-import { MAX_LEASE } from "./options";
+import { checkLease } from "./options";
 import { unref } from "./timing";
 import type { ExtendResult, Lock, LockTicket, ReleaseOptions, ReleaseResult } from "./types";
 
@@ -277,12 +277,11 @@ export class LockHandle implements Lock {
   }
 
   extend(lease?: number): Promise<ExtendResult> {
-    if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)) {
-      return Promise.reject(
-        new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`),
-      );
+    try {
+      return this.#extendInTurn(lease === undefined ? this.#grant.lease : checkLease(lease), true);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    return this.#extendInTurn(lease ?? this.#grant.lease, true);
   }
 
   /**
@@ -586,13 +585,7 @@ function ticketLease(options: unknown): number | undefined {
   if (options === undefined) return undefined;
   checkKnown(options, TICKET_OPTIONS, "ticket()");
   const { lease } = options as { lease?: unknown };
-  if (
-    lease !== undefined &&
-    !(typeof lease === "number" && Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)
-  ) {
-    throw new ConfigurationError("lease", `expected a positive integer (ms), got ${String(lease)}`);
-  }
-  return lease as number | undefined;
+  return lease === undefined ? undefined : checkLease(lease);
 }
 
 /**
