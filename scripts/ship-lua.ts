@@ -1,14 +1,16 @@
 /**
  * The Lua edgelock ships: each script of `src/scripts/lua.ts` (the commented, readable source of
- * truth) minus its comments and whitespace, written with its SHA-1 to `src/scripts/shipped.ts`,
- * the module the library imports. `npm run build` runs this first; `test/scripts/shipped.test.ts`
- * checks that running it again gives exactly the committed file, and that every shipped script
- * has the same Lua tokens as its source.
+ * truth) minus its comments and whitespace, its locals renamed short, written with its SHA-1 to
+ * `src/scripts/shipped.ts`, the module the library imports. `npm run build` runs this first;
+ * `test/scripts/shipped.test.ts` checks that running it again gives exactly the committed file,
+ * and that every shipped script has the same Lua tokens as its source up to a one-to-one renaming
+ * of variables (docs/SAFETY.md §2).
  *
  * `tokenize` is a Lua 5.1 lexer (names, numbers, short and long strings, operators; comments and
  * whitespace dropped), so a `--` inside a string stays in the string. `shipLua` joins the tokens
  * with a separator only where two tokens would otherwise read as one (`local x`, `- -`, `1 ..`):
- * a line break where the source broke the line, a space otherwise.
+ * a line break where the source broke the line, a space otherwise; `localNames` picks the short
+ * names (`a`, `b`, … the most used local first), the same for every script.
  *
  *   npx tsx scripts/ship-lua.ts           # rewrite src/scripts/shipped.ts
  *   npx tsx scripts/ship-lua.ts --check   # exit 1 when it is out of date
@@ -116,22 +118,154 @@ function joinable(a: string, b: string): boolean {
   }
 }
 
+/** Lua 5.1's reserved words. */
+export const KEYWORDS: ReadonlySet<string> = new Set(
+  "and break do else elseif end false for function if in local nil not or repeat return then true until while".split(
+    " ",
+  ),
+);
+
 /**
- * The shipped form of a script: its tokens, separated only where they must be.
+ * The globals of Redis's Lua environment (and Lua 5.1's): a script can only read these (Redis
+ * refuses any other global), so a local is never renamed when it shadows one, and no local is
+ * renamed to one.
+ */
+export const REDIS_GLOBALS: ReadonlySet<string> = new Set([
+  ..."redis KEYS ARGV cjson cmsgpack bit struct string table math os coroutine debug".split(" "),
+  ..."tonumber tostring type pairs ipairs next select unpack error pcall xpcall assert".split(" "),
+  ..."rawget rawset rawequal rawlen setmetatable getmetatable print load loadstring".split(" "),
+  ..."dofile loadfile gcinfo module require newproxy setfenv getfenv collectgarbage".split(" "),
+  ..."_G _VERSION".split(" "),
+]);
+
+const isName = (text: string): boolean =>
+  /^[A-Za-z_][A-Za-z0-9_]*$/.test(text) && !KEYWORDS.has(text);
+
+/**
+ * For each token, whether it is a name in variable position: a Lua name that is neither a field
+ * (after `.` or `:`) nor a table constructor's key (`{ key = ... }`), i.e. a name Lua resolves to
+ * a local or a global. Throws on a function written inside a table constructor, where a statement
+ * could start after `{`, `,` or `;` and this scan could not tell a key from an assignment.
  *
  * @example
- * shipLua("local x = 1 -- one\nreturn x\n"); // "local x=1\nreturn x"
+ * variables(tokenize("local t={ok=x}return t.ok")); // [f, t, f, f, f, f, t, f, f, t, f, f]
  */
-export function shipLua(lua: string): string {
+export function variables(tokens: readonly LuaToken[]): boolean[] {
+  const open: string[] = [];
+  return tokens.map(({ text }, i) => {
+    const previous = tokens[i - 1]?.text;
+    const inTable = open[open.length - 1] === "{";
+    if (text === "(" || text === "{" || text === "[") open.push(text);
+    else if (text === ")" || text === "}" || text === "]") open.pop();
+    if (text === "function" && inTable) throw new Error("a function inside a table constructor");
+    if (!isName(text) || previous === "." || previous === ":") return false;
+    const key =
+      inTable &&
+      (previous === "{" || previous === "," || previous === ";") &&
+      tokens[i + 1]?.text === "=";
+    return !key;
+  });
+}
+
+/** The names a chunk declares as locals: `local a, b`, `local function f`, parameters, `for` variables. */
+function declared(tokens: readonly LuaToken[]): Set<string> {
+  const names = new Set<string>();
+  const list = (from: number): void => {
+    for (let i = from; isName(tokens[i]?.text ?? ""); i += 2) {
+      names.add(tokens[i]?.text as string);
+      if (tokens[i + 1]?.text !== ",") break;
+    }
+  };
+  tokens.forEach(({ text }, i) => {
+    if (text === "local") list(tokens[i + 1]?.text === "function" ? i + 2 : i + 1);
+    else if (text === "for") list(i + 1);
+    else if (text === "function") {
+      let j = i + 1;
+      while (tokens[j] !== undefined && tokens[j]?.text !== "(") j++;
+      list(j + 1);
+    }
+  });
+  return names;
+}
+
+/** Short names in order: `a`…`z`, `A`…`Z`, then two letters. */
+function* shortNames(): Generator<string> {
+  const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  for (const a of letters) yield a;
+  for (const a of letters) for (const b of `${letters}0123456789_`) yield a + b;
+}
+
+/**
+ * The renaming `shipLua` applies: every local a chunk declares (but none that shadows a Redis
+ * global) gets a short name, the most used first, and no short name is a keyword, a Redis global
+ * or a name the chunk keeps. A bijection on the chunk's variable names, applied to every variable
+ * occurrence, keeps what each occurrence refers to (test/scripts/shipped.test.ts).
+ *
+ * @example
+ * localNames(tokenize("local count=1 return count")); // Map { "count" => "a" }
+ */
+export function localNames(chunks: readonly (readonly LuaToken[])[]): Map<string, string> {
+  const renamed = new Set<string>();
+  for (const tokens of chunks) for (const name of declared(tokens)) renamed.add(name);
+  for (const name of REDIS_GLOBALS) renamed.delete(name);
+  const uses = new Map<string, number>();
+  const kept = new Set<string>();
+  for (const tokens of chunks) {
+    const isVariable = variables(tokens);
+    tokens.forEach(({ text }, i) => {
+      if (!isVariable[i]) return;
+      if (renamed.has(text)) uses.set(text, (uses.get(text) ?? 0) + 1);
+      else kept.add(text);
+    });
+  }
+  // Most used first; ties in order of first use.
+  const order = [...uses.keys()].sort((a, b) => (uses.get(b) ?? 0) - (uses.get(a) ?? 0));
+  const names = new Map<string, string>();
+  const short = shortNames();
+  for (const name of order) {
+    let next = short.next().value as string;
+    while (KEYWORDS.has(next) || REDIS_GLOBALS.has(next) || kept.has(next)) {
+      next = short.next().value as string;
+    }
+    names.set(name, next);
+  }
+  return names;
+}
+
+/**
+ * The shipped form of a script: its tokens, its locals renamed short (`localNames`), separated
+ * only where they must be.
+ *
+ * @example
+ * shipLua("local count = 1 -- one\nreturn count\n"); // "local a=1\nreturn a"
+ */
+export function shipLua(
+  lua: string,
+  names: ReadonlyMap<string, string> = localNames([tokenize(lua)]),
+): string {
+  const tokens = tokenize(lua);
+  const isVariable = variables(tokens);
+  // A renaming made for other chunks must cover this one: every local it declares renamed, and
+  // no name it keeps taken by a renamed local.
+  const targets = new Set(names.values());
+  for (const name of declared(tokens)) {
+    if (!REDIS_GLOBALS.has(name) && !names.has(name)) throw new Error(`local ${name} not renamed`);
+  }
+  tokens.forEach(({ text }, i) => {
+    if (isVariable[i] && !names.has(text) && targets.has(text)) {
+      throw new Error(`${text} is both kept and a renamed local's new name`);
+    }
+  });
   let out = "";
   let previous: string | undefined;
-  for (const token of tokenize(lua)) {
-    if (previous !== undefined && !joinable(previous, token.text)) {
+  tokens.forEach((token, i) => {
+    const text = isVariable[i] ? (names.get(token.text) ?? token.text) : token.text;
+    if (previous !== undefined && !joinable(previous, text)) {
       out += token.newline ? "\n" : " ";
     }
-    out += token.text;
-    previous = token.text;
-  }
+    out += text;
+    previous = text;
+  });
   return out;
 }
 
@@ -151,16 +285,24 @@ export const SOURCES: Readonly<Record<string, string>> = Object.fromEntries(
     .sort(([a], [b]) => (a < b ? -1 : 1)),
 );
 
+/**
+ * The one renaming of locals every shipped script uses: the same helper (`lockKey`, …) gets the
+ * same short name in every script, so the scripts stay alike and gzip well side by side.
+ */
+export const SHIPPED_NAMES: ReadonlyMap<string, string> = localNames(
+  Object.values(SOURCES).map(tokenize),
+);
+
 export const SHIPPED_PATH = fileURLToPath(new URL("../src/scripts/shipped.ts", import.meta.url));
 
 /** The text of `src/scripts/shipped.ts` for the current sources. */
 export async function renderShipped(): Promise<string> {
   let out = `// Generated by scripts/ship-lua.ts from src/scripts/lua.ts (the commented source): each script
-// minus its comments and whitespace, with the SHA-1 of that text. Do not edit; \`npm run build\`
+// minus its comments and whitespace, its locals renamed short, with the SHA-1 of that text. Do not edit; \`npm run build\`
 // regenerates it, and test/scripts/shipped.test.ts checks it is current.
 `;
   for (const [name, lua] of Object.entries(SOURCES)) {
-    const shipped = shipLua(lua);
+    const shipped = shipLua(lua, SHIPPED_NAMES);
     const stem = name.slice(0, -"_LUA".length);
     out += `\n/** \`${name}\` of lua.ts, shipped. */\nexport const ${name} = ${JSON.stringify(shipped)};\n`;
     out += `/** SHA-1 of \`${name}\`. */\nexport const ${stem}_SHA1 = "${await sha1(shipped)}";\n`;

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SOURCES } from "../scripts/ship-lua";
-import { ACQUIRE, RECORD, RELEASE } from "../src/scripts";
+import { ACQUIRE, COMPLETE, RECORD, RELEASE } from "../src/scripts";
 import { type BundleRow, COMMON, edgelockBundles, IMPORTS } from "./bench/bundle";
 
 const BUDGETS = JSON.parse(
@@ -35,7 +35,7 @@ describe("bundle size", () => {
     expect(gzip, `${id}: ${gzip} B min+gzip, budget ${budget} B`).toBeLessThanOrEqual(budget);
   });
 
-  it("import { createLocks } bundles the shipped Lua, without comments and without RECORD", async () => {
+  it("import { createLocks } bundles the shipped Lua, without comments and without RECORD or COMPLETE", async () => {
     const [app] = IMPORTS;
     if (app === undefined) throw new Error("no tree-shaken import to bundle");
     const result = await build({
@@ -47,9 +47,11 @@ describe("bundle size", () => {
     // A script is in the bundle with its SHA-1 literal and its shipped lines.
     expect(code).toContain(ACQUIRE.sha1);
     expect(code).toContain(RELEASE.sha1);
-    expect(code).toContain("local function lockKey(i)return KEYS[3*i-2]end");
+    expect(code).toContain(ACQUIRE.lua.slice(0, ACQUIRE.lua.indexOf("\n")));
     // Only the Idempotency-Key layer reads records: an app without it does not carry RECORD.
     expect(code).not.toContain(RECORD.sha1);
+    // Only done markers (`once()`, scheduled dedupe, Idempotency-Key) write COMPLETE.
+    expect(code).not.toContain(COMPLETE.sha1);
     // No comment of the commented sources made it into the bundle.
     for (const source of Object.values(SOURCES)) {
       for (const comment of source.match(/-- .*/g) ?? []) expect(code).not.toContain(comment);

@@ -6,8 +6,6 @@ import {
   ACQUIRE,
   type AcquireReply,
   type CasReply,
-  COMPLETE,
-  type CompleteReply,
   DISCARD,
   EXTEND,
   evalScript,
@@ -35,9 +33,6 @@ const isOk = (status: NodeStatus): boolean => status === "ok";
 /** For release: any answer means our token is gone from that node. */
 const answered = (status: NodeStatus): boolean =>
   status === "ok" || status === "absent" || status === "held";
-
-/** For complete: the done marker is on that node (written now, or already there). */
-const recorded = (status: NodeStatus): boolean => status === "ok" || status === "done";
 
 /**
  * How long a release keeps the key for the waiter it wakes: a quarter of a request timeout (at
@@ -473,37 +468,6 @@ export class LockCore {
         waitAll: true,
       });
     });
-  }
-
-  /**
-   * Complete round (`once()`): turn our grant into a done marker kept `retention` ms (with
-   * `record` kept in it, for the idempotency layer). `ok` written
-   * (the key held our token or was absent), `done` already recorded, `held` someone else holds the
-   * key (left alone). Decided once a majority wrote or found the marker. Sent to every node at
-   * once, even where our acquire is still in flight: COMPLETE writes the marker on an absent key
-   * too, and an acquire landing after it finds the marker and sets nothing, so the order does not
-   * matter (unlike a release, which an acquire landing later would undo).
-   */
-  completeRound(
-    spec: GrantSpec,
-    retention: number,
-    record?: string,
-  ): Promise<Round<CompleteReply>> {
-    const { keys, token, timeoutMs, budget } = spec;
-    const flat = scriptKeys(keys);
-    const args = COMPLETE.args({ token, retentionMs: retention, record });
-    return this.timed(timeoutMs, (signal) =>
-      fanOut(
-        this.nodes,
-        async (node) => {
-          const options = { timeoutMs, budget, signal };
-          const reply = await evalScript(node, COMPLETE, flat, args, options);
-          const status = reply === 1 ? "ok" : reply === 2 ? "done" : "held";
-          return { status, value: reply };
-        },
-        { quorum: this.quorum, isFor: recorded },
-      ),
-    );
   }
 
   /**

@@ -14,14 +14,15 @@ import {
 } from "../errors";
 import type { Round } from "../quorum";
 import { drift, validity } from "../quorum";
-import type { CasReply } from "../scripts";
+import type { CasReply, CompleteReply } from "../scripts";
 import type { Grant } from "./acquire";
+import { completeRounds, type Ending } from "./complete";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import { handoverRound } from "./handover";
 import { Life, type Phase } from "./life";
-import { MAX_LEASE } from "./options";
-import { random, sleep, unref } from "./timing";
+import { checkLease } from "./options";
+import { unref } from "./timing";
 import type { ExtendResult, Lock, LockTicket, ReleaseOptions, ReleaseResult } from "./types";
 
 /**
@@ -52,9 +53,13 @@ export interface CompleteResult {
   readonly outcomes: readonly NodeOutcome[];
 }
 
-/** A wrapper that ends the lock with {@link complete}, and its marker's retention (ms). */
+/**
+ * A wrapper that ends the lock with {@link complete}: the error `ticket()` rejects with (built by
+ * {@link owesCompletion}, so its words are bundled only with the wrappers), and its marker's
+ * retention (ms).
+ */
 interface Owed {
-  readonly wrapper: string;
+  readonly refusal: () => ConfigurationError;
   readonly retention: number;
 }
 
@@ -272,12 +277,11 @@ export class LockHandle implements Lock {
   }
 
   extend(lease?: number): Promise<ExtendResult> {
-    if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)) {
-      return Promise.reject(
-        new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`),
-      );
+    try {
+      return this.#extendInTurn(lease === undefined ? this.#grant.lease : checkLease(lease), true);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    return this.#extendInTurn(lease ?? this.#grant.lease, true);
   }
 
   /**
@@ -351,14 +355,7 @@ export class LockHandle implements Lock {
       // The wrapper writes the done marker with this holder's token when its function returns; a
       // resumed lock holds another token, so neither could complete it (docs/SAFETY.md §6d, O3).
       // Nothing is sent.
-      const { wrapper } = this.#owed;
-      throw new ConfigurationError(
-        "ticket",
-        `a lock held by ${wrapper} cannot be handed on: ${wrapper} records the run (its done ` +
-          "marker) with this holder's token when the function returns, so a resumed lock could " +
-          "not be completed. This lock is unchanged (still yours); take a lock of its own for " +
-          "work that continues elsewhere",
-      );
+      throw this.#owed.refusal();
     }
     // Handing on cannot be undone: a typo (`leaes`) or a bare number must not hand the lock on
     // with the default lease. Refused before any step: the lock is as it was.
@@ -458,11 +455,9 @@ export class LockHandle implements Lock {
 
   /** The door of {@link complete}: one completion, whoever asks again. */
   [completeDoor](
-    retention: number,
-    record: string | undefined,
-    persist: boolean,
+    rounds: (ending: Ending) => Promise<Round<CompleteReply>>,
   ): Promise<CompleteResult> {
-    this.#completing ??= this.#completeOnce(retention, record, persist);
+    this.#completing ??= this.#completeOnce(rounds);
     this.#end("completed");
     return this.#completing;
   }
@@ -474,12 +469,10 @@ export class LockHandle implements Lock {
 
   /**
    * Step `complete` (held, lost or released → completed; docs/SAFETY.md §3, "complete"): the
-   * interval ends before COMPLETE is sent. See {@link complete}.
+   * interval ends before COMPLETE is sent (by `rounds`, `complete.ts`). See {@link complete}.
    */
   async #completeOnce(
-    retention: number,
-    record: string | undefined,
-    persist: boolean,
+    rounds: (ending: Ending) => Promise<Round<CompleteReply>>,
   ): Promise<CompleteResult> {
     // Released by the job itself: COMPLETE still records it (the key is absent, or taken over and
     // then left alone), after that release round so the two never interleave. Read before any
@@ -491,25 +484,14 @@ export class LockHandle implements Lock {
     if (releasing !== undefined) await releasing;
     const { keys, token, timeoutMs } = this.#grant;
     const core = this.#core;
-    const spec = { keys, token, timeoutMs, budget: this.#budget };
-    let round = await core.completeRound(spec, retention, record);
-    this.#settled = Promise.all([this.#settled, round.settled]);
-    // persist (the idempotency layer, docs/SAFETY.md §6b I1): re-send until a majority holds the
-    // marker, while our token still holds the key on a majority (before the validity end), so
-    // that the claim is never given up before the record is on a majority. A re-send finding the
-    // marker leaves the first record (COMPLETE), so only the nodes that missed it change.
-    for (let pause = core.options.retryDelay; persist && !round.ok; ) {
-      // Another holder on more than N − Q nodes: no re-send can reach a majority.
-      const taken = round.outcomes.filter((o) => o.status === "held").length;
-      if (taken > core.nodes.length - core.quorum) break;
-      const left = this.#validUntil - performance.now() - timeoutMs;
-      if (left <= 0 || !this.#canResend(timeoutMs)) break;
-      await sleep(Math.min(left, pause * (0.5 + random() / 2)));
-      if (this.#validUntil - performance.now() - timeoutMs <= 0) break;
-      pause = Math.min(2 * pause, core.options.retryDelayMax);
-      round = await core.completeRound(spec, retention, record);
-      this.#settled = Promise.all([this.#settled, round.settled]);
-    }
+    const round = await rounds({
+      core,
+      spec: { keys, token, timeoutMs, budget: this.#budget },
+      validUntil: this.#validUntil,
+      settle: (r) => {
+        this.#settled = Promise.all([this.#settled, r.settled]);
+      },
+    });
     // A caller of this instance waiting for the key now finds the marker on a majority.
     this.#grant.local.end();
     const { outcomes } = round;
@@ -517,15 +499,6 @@ export class LockHandle implements Lock {
     const result = round.ok ? "recorded" : "unrecorded";
     core.emit({ type: "complete", key: this.key, result, durationMs, outcomes });
     return { recorded: round.ok, outcomes };
-  }
-
-  /** Whether the budget (if any) leaves time and node requests for one more round. */
-  #canResend(timeoutMs: number): boolean {
-    const budget = this.#budget;
-    if (budget === undefined) return true;
-    return (
-      budget.remaining() > timeoutMs && budget.remainingSubrequests() >= this.#core.nodes.length
-    );
   }
 
   /**
@@ -612,13 +585,7 @@ function ticketLease(options: unknown): number | undefined {
   if (options === undefined) return undefined;
   checkKnown(options, TICKET_OPTIONS, "ticket()");
   const { lease } = options as { lease?: unknown };
-  if (
-    lease !== undefined &&
-    !(typeof lease === "number" && Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)
-  ) {
-    throw new ConfigurationError("lease", `expected a positive integer (ms), got ${String(lease)}`);
-  }
-  return lease as number | undefined;
+  return lease === undefined ? undefined : checkLease(lease);
 }
 
 /**
@@ -632,7 +599,15 @@ function ticketLease(options: unknown): number | undefined {
  * owesCompletion(lock, "once()", 86_400_000);
  */
 export function owesCompletion(lock: Lock, wrapper: string, retention: number): void {
-  if (lock instanceof LockHandle) lock[oweDoor]({ wrapper, retention });
+  const refusal = (): ConfigurationError =>
+    new ConfigurationError(
+      "ticket",
+      `a lock held by ${wrapper} cannot be handed on: ${wrapper} records the run (its done ` +
+        "marker) with this holder's token when the function returns, so a resumed lock could " +
+        "not be completed. This lock is unchanged (still yours); take a lock of its own for " +
+        "work that continues elsewhere",
+    );
+  if (lock instanceof LockHandle) lock[oweDoor]({ refusal, retention });
 }
 
 /** Whether {@link complete} can finish `lock` (it came from `createLocks`). */
@@ -654,7 +629,7 @@ export function complete(lock: Lock, retention: number, record?: string): Promis
   if (!(lock instanceof LockHandle)) {
     throw new ConfigurationError("lock", "expected a lock acquired through createLocks()");
   }
-  return lock[completeDoor](retention, record, false);
+  return lock[completeDoor]((ending) => completeRounds(ending, retention, record, false));
 }
 
 /**
@@ -677,5 +652,5 @@ export function completePersistently(
   if (!(lock instanceof LockHandle)) {
     throw new ConfigurationError("lock", "expected a lock acquired through createLocks()");
   }
-  return lock[completeDoor](retention, record, true);
+  return lock[completeDoor]((ending) => completeRounds(ending, retention, record, true));
 }

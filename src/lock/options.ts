@@ -88,7 +88,15 @@ function positiveInt(option: string, value: unknown): number {
 /** Longest lease: timers (validity, auto-extension) cannot be armed further out than 2^31−1 ms. */
 export const MAX_LEASE = 2_147_483_647;
 
-function lease(value: unknown): number {
+/**
+ * A lease (ms): a positive integer up to {@link MAX_LEASE}, for `createLocks`, each call,
+ * `lock.extend()` and `lock.ticket()` alike.
+ *
+ * @throws {ConfigurationError} `lease`
+ * @example
+ * checkLease(30_000); // 30000
+ */
+export function checkLease(value: unknown): number {
   const ms = positiveInt("lease", value);
   if (ms > MAX_LEASE) throw new ConfigurationError("lease", `longer than ${MAX_LEASE} ms`);
   return ms;
@@ -158,7 +166,7 @@ export function resolveOptions(options: LocksOptions): ResolvedOptions {
   if (bytes(prefix) > MAX_PREFIX_BYTES) {
     throw new ConfigurationError("prefix", `longer than ${MAX_PREFIX_BYTES} bytes`);
   }
-  const leaseMs = lease(options.lease ?? DEFAULTS.lease);
+  const leaseMs = checkLease(options.lease ?? DEFAULTS.lease);
   const fencing = boolean("fencing", options.fencing ?? DEFAULTS.fencing);
   const wake = boolean("wake", options.wake ?? DEFAULTS.wake);
   const driftFactor = options.driftFactor ?? DEFAULTS.driftFactor;
@@ -257,7 +265,7 @@ export function resolveCall(
   // typo (`wiat`) must not silently turn into "no wait".
   const o = options === undefined ? {} : options;
   checkKnown(o, CALL_OPTIONS, "acquire(), tryAcquire() and using()");
-  const leaseMs = lease(o.lease ?? resolved.lease);
+  const leaseMs = checkLease(o.lease ?? resolved.lease);
   if (bestValidity(leaseMs, resolved.driftFactor) < Math.max(1, resolved.minValidity)) {
     throw new ConfigurationError("lease", "too short: no grant could reach minValidity");
   }

@@ -27,7 +27,7 @@ import {
 
 /**
  * A Lua script as shipped (`shipped.ts`: its commented source in `lua.ts` minus comments and
- * whitespace) with its SHA-1 (lower-case hex of that UTF-8 text), its argument builder and its
+ * whitespace, locals renamed short) with its SHA-1 (lower-case hex of that UTF-8 text), its argument builder and its
  * reply-shape check: `args` puts named fields (`A`) in the order the Lua's locals read them from
  * ARGV, so that order lives here and in the Lua only; `parse` returns `undefined` for a reply of
  * the wrong shape.

@@ -1,16 +1,61 @@
 /**
  * The Lua edgelock ships (`src/scripts/shipped.ts`) is its commented source (`src/scripts/lua.ts`)
- * minus comments and whitespace: the same Lua tokens, script by script; the committed file is what
+ * minus comments and whitespace, with its locals renamed short: the same Lua tokens, script by
+ * script, up to a one-to-one renaming of local variables; the committed file is what
  * `scripts/ship-lua.ts` generates from the current source; the scripts the library runs (and sends
  * with EVAL on NOSCRIPT) are the shipped texts.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { renderShipped, SHIPPED_PATH, SOURCES, shipLua, tokenize } from "../../scripts/ship-lua";
+import {
+  KEYWORDS,
+  type LuaToken,
+  localNames,
+  REDIS_GLOBALS,
+  renderShipped,
+  SHIPPED_NAMES,
+  SHIPPED_PATH,
+  SOURCES,
+  shipLua,
+  tokenize,
+  variables,
+} from "../../scripts/ship-lua";
 import { SCRIPTS } from "../../src/scripts";
 import * as shipped from "../../src/scripts/shipped";
 
 const texts = (lua: string): string[] => tokenize(lua).map((t) => t.text);
+
+/**
+ * Checks that `after` is `before` with its variables renamed one to one, and returns the renaming
+ * (names that changed). Token by token: the same text, except where both are a variable (a name
+ * Lua resolves to a local or global, not a field or table key), where the source's name always
+ * maps to the same new name, and no two names to one. Lua resolves a variable by its name alone
+ * (the innermost local of that name in scope, else a global), so a one-to-one renaming of every
+ * variable occurrence keeps what each refers to; no global of Redis's Lua is renamed or produced,
+ * so every global read stays the same global.
+ */
+function sameUpToRenaming(before: LuaToken[], after: LuaToken[]): Map<string, string> {
+  expect(after.length).toBe(before.length);
+  const isVariable = variables(before);
+  expect(variables(after)).toEqual(isVariable);
+  const map = new Map<string, string>();
+  before.forEach(({ text }, i) => {
+    const now = after[i]?.text;
+    if (!isVariable[i]) {
+      expect(now, `token ${i}`).toBe(text);
+      return;
+    }
+    expect(now, `variable ${text} at token ${i}`).toBe(map.get(text) ?? now);
+    map.set(text, now as string);
+  });
+  expect(new Set(map.values()).size, "two names renamed to one").toBe(map.size);
+  const renamed = new Map([...map].filter(([from, to]) => from !== to));
+  for (const [from, to] of renamed) {
+    expect(REDIS_GLOBALS.has(from), from).toBe(false);
+    expect(REDIS_GLOBALS.has(to) || KEYWORDS.has(to), to).toBe(false);
+  }
+  return renamed;
+}
 
 describe("the shipped Lua", () => {
   it("src/scripts/shipped.ts is exactly what scripts/ship-lua.ts generates from lua.ts", async () => {
@@ -18,11 +63,17 @@ describe("the shipped Lua", () => {
   });
 
   it.each(Object.keys(SOURCES))(
-    "%s: the same Lua tokens as its commented source, no comment",
+    "%s: the same Lua tokens as its commented source up to a renaming of locals, no comment",
     (name) => {
       const source = SOURCES[name] as string;
       const lua = (shipped as Record<string, string>)[name] as string;
-      expect(texts(lua)).toEqual(texts(source));
+      const renaming = sameUpToRenaming(tokenize(source), tokenize(lua));
+      // Locals were renamed (the point of it), and only locals: every renamed name is declared
+      // `local` in the source (or a parameter, or a loop variable).
+      expect(renaming.size).toBeGreaterThan(0);
+      for (const from of renaming.keys()) {
+        expect(source, from).toMatch(new RegExp(`(local|function|for|,|\\()\\s*${from}\\b`));
+      }
       expect(source).toMatch(/^-- edgelock /);
       // Nothing but tokens and single separators is left: no comment, no indentation.
       expect(lua).not.toMatch(/^\s|\s$|\s\s|\n /);
@@ -37,6 +88,47 @@ describe("the shipped Lua", () => {
       expect(name, script.name).toMatch(/_LUA$/);
       expect((shipped as Record<string, string>)[name.replace(/_LUA$/, "_SHA1")]).toBe(script.sha1);
     }
+  });
+
+  it("one renaming for every script: a helper has the same short name in each", () => {
+    const lockKey = SHIPPED_NAMES.get("lockKey") as string;
+    expect(lockKey.length).toBe(1);
+    for (const name of ["ACQUIRE_LUA", "RELEASE_LUA", "EXTEND_LUA"]) {
+      const lua = (shipped as Record<string, string>)[name] as string;
+      expect(lua).toContain(`local function ${lockKey}(`);
+    }
+  });
+
+  it("the renaming leaves fields, table keys and globals alone and refuses what it cannot tell", () => {
+    const lua =
+      "local ok = redis.call('TYPE', KEYS[1]).ok local t = { ok = ok, [ok] = 1 } return t.ok";
+    const out = shipLua(lua);
+    expect(out).toBe("local a=redis.call('TYPE',KEYS[1]).ok local b={ok=a,[a]=1}return b.ok");
+    expect(sameUpToRenaming(tokenize(lua), tokenize(out))).toEqual(
+      new Map([
+        ["ok", "a"],
+        ["t", "b"],
+      ]),
+    );
+    // Kept names and globals are never a new name; a local shadowing a global keeps its name.
+    expect(shipLua("local tonumber = 1 local n = a return n + tonumber")).toBe(
+      "local tonumber=1 local b=a return b+tonumber",
+    );
+    expect(
+      localNames([tokenize("for i, v in pairs(x) do local function f(p, q) end end")]),
+    ).toEqual(
+      new Map([
+        ["i", "a"],
+        ["v", "b"],
+        ["f", "c"],
+        ["p", "d"],
+        ["q", "e"],
+      ]),
+    );
+    expect(() => shipLua("local t = { f = function() end }")).toThrow(/table constructor/);
+    // A renaming made for other chunks must cover the chunk it ships.
+    expect(() => shipLua("local zz = 1", new Map())).toThrow(/zz not renamed/);
+    expect(() => shipLua("local x = 1 return a", new Map([["x", "a"]]))).toThrow(/both kept/);
   });
 
   it("the lexer keeps strings whole: a -- inside quotes or long brackets is no comment", () => {
@@ -80,11 +172,18 @@ describe("the shipped Lua", () => {
       ",",
       ".5",
     ]);
-    const out = shipLua(lua);
+    const out = shipLua(
+      lua,
+      new Map([
+        ["a", "a"],
+        ["b", "b"],
+        ["c", "c"],
+      ]),
+    );
     expect(texts(out)).toEqual(texts(lua));
     // Separators stay where two tokens would read as one: `1 ..`, `- -`.
     expect(out).toContain("1 ..2");
     expect(out).toContain("a- -b");
-    expect(shipLua("local x = 1 -- one\nreturn x\n")).toBe("local x=1\nreturn x");
+    expect(shipLua("local x = 1 -- one\nreturn x\n")).toBe("local a=1\nreturn a");
   });
 });

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { SOURCES, shipLua } from "../../scripts/ship-lua";
+import { SHIPPED_NAMES, SOURCES, shipLua } from "../../scripts/ship-lua";
 import {
   ACQUIRE,
   COMPLETE,
@@ -38,12 +38,15 @@ function mutate(
   to: string,
   every = false,
 ): [string, string] {
-  const source = Object.values(SOURCES).find((lua) => shipLua(lua) === script.lua);
+  const source = Object.values(SOURCES).find((lua) => shipLua(lua, SHIPPED_NAMES) === script.lua);
   if (source === undefined) throw new Error(`mutant of ${script.name}: no source ships as it`);
   if (!source.includes(from)) {
     throw new Error(`mutant of ${script.name}: "${from}" is no longer in the source`);
   }
-  const mutated = shipLua(every ? source.split(from).join(to) : source.replace(from, to));
+  const mutated = shipLua(
+    every ? source.split(from).join(to) : source.replace(from, to),
+    SHIPPED_NAMES,
+  );
   if (mutated === script.lua) throw new Error(`mutant of ${script.name}: changes nothing`);
   return [script.sha1, mutated];
 }
