@@ -11,9 +11,10 @@ import {
   nodeName,
   QuorumError,
   reasonOf,
+  shown,
 } from "../errors";
 import type { Round } from "../quorum";
-import { drift, validity } from "../quorum";
+import { bestValidity, drift, validity } from "../quorum";
 import type { CasReply } from "../scripts";
 import type { Grant } from "./acquire";
 import type { LockCore } from "./core";
@@ -274,7 +275,15 @@ export class LockHandle implements Lock {
   extend(lease?: number): Promise<ExtendResult> {
     if (lease !== undefined && !(Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)) {
       return Promise.reject(
-        new ConfigurationError("lease", `expected a positive integer (ms), got ${lease}`),
+        new ConfigurationError("lease", `expected a positive integer (ms), got ${shown(lease)}`),
+      );
+    }
+    // The rule acquire() applies up front: a lease no grant could turn into minValidity would
+    // come back "not valid" from nodes that all still hold the key, and lose the lock for it.
+    const { driftFactor, minValidity } = this.#core.options;
+    if (lease !== undefined && bestValidity(lease, driftFactor) < Math.max(1, minValidity)) {
+      return Promise.reject(
+        new ConfigurationError("lease", "too short: no grant could reach minValidity"),
       );
     }
     return this.#extendInTurn(lease ?? this.#grant.lease, true);
@@ -616,7 +625,7 @@ function ticketLease(options: unknown): number | undefined {
     lease !== undefined &&
     !(typeof lease === "number" && Number.isSafeInteger(lease) && lease > 0 && lease <= MAX_LEASE)
   ) {
-    throw new ConfigurationError("lease", `expected a positive integer (ms), got ${String(lease)}`);
+    throw new ConfigurationError("lease", `expected a positive integer (ms), got ${shown(lease)}`);
   }
   return lease as number | undefined;
 }
