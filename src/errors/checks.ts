@@ -28,10 +28,8 @@ export function checkKnown(options: unknown, known: ReadonlySet<string>, of: str
   // Every own key, symbols too: a symbol-keyed entry is no option either, and would otherwise be
   // skipped without a word.
   for (const key of Reflect.ownKeys(options)) {
-    const name = typeof key === "symbol" ? String(key) : key;
-    if (typeof key === "symbol" || !known.has(key)) {
-      throw new ConfigurationError(name, `unknown option of ${of}`);
-    }
+    if (!known.has(key as string))
+      throw new ConfigurationError(String(key), `unknown option of ${of}`);
   }
 }
 
@@ -97,16 +95,16 @@ export function optionalNonNegative(option: string, value: unknown): number | un
 
 /**
  * `value` as words for an error message; never throws, even for a value that cannot become a
- * string (an object without a prototype, a symbol inside a template).
+ * string (an object without a prototype, or whose `toString` throws): then its type.
  *
  * @example
- * shown(Object.create(null)) // "[object Object]"
+ * shown(Object.create(null)) // "object"
  * shown(Symbol("x")) // "Symbol(x)"
  */
 export function shown(value: unknown): string {
   try {
     return String(value);
   } catch {
-    return Object.prototype.toString.call(value);
+    return typeof value;
   }
 }

@@ -41,7 +41,7 @@ describe("extend(lease): the lease is checked as acquire() checks it", () => {
     const error = await held.extend(Object.create(null) as never).catch((e: unknown) => e);
     expect(isConfigurationError(error), String(error)).toBe(true);
     expect((error as ConfigurationError).option).toBe("lease");
-    expect((error as ConfigurationError).message).toContain("got [object Object]");
+    expect((error as ConfigurationError).message).toContain("got object");
     expect((await held.release()).status).toBe("released");
   });
 });
