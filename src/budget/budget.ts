@@ -1,4 +1,4 @@
-import { ConfigurationError, checkKnown } from "../errors";
+import { ConfigurationError, checkKnown, shown } from "../errors";
 
 /**
  * Options shared by every budget factory.
@@ -102,14 +102,14 @@ class ExecutionBudget implements Budget {
   charge(requests = 1): void {
     // A string would turn the count into text and every later comparison into nonsense.
     if (typeof requests !== "number" || !Number.isSafeInteger(requests) || requests < 0) {
-      throw new ConfigurationError("requests", `expected an integer >= 0, got ${String(requests)}`);
+      throw new ConfigurationError("requests", `expected an integer >= 0, got ${shown(requests)}`);
     }
     this.#spent += requests;
   }
 
   ttl(lease: number): number {
     if (typeof lease !== "number" || Number.isNaN(lease) || lease < 0) {
-      throw new ConfigurationError("lease", `expected a number of ms >= 0, got ${String(lease)}`);
+      throw new ConfigurationError("lease", `expected a number of ms >= 0, got ${shown(lease)}`);
     }
     return Math.max(0, Math.floor(Math.min(lease, this.remaining() + this.margin)));
   }
@@ -119,7 +119,7 @@ const OPTIONS: ReadonlySet<string> = new Set(["margin", "reserve", "subrequests"
 
 function checkNonNegative(option: string, value: number | undefined): void {
   if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
-    throw new ConfigurationError(option, `expected a finite number >= 0, got ${String(value)}`);
+    throw new ConfigurationError(option, `expected a finite number >= 0, got ${shown(value)}`);
   }
 }
 
@@ -136,7 +136,7 @@ export function createBudget(remainingMs: number, options?: BudgetOptions): Budg
   if (typeof remainingMs !== "number" || !Number.isFinite(remainingMs)) {
     throw new ConfigurationError(
       "remaining",
-      `expected a finite number of ms, got ${String(remainingMs)}`,
+      `expected a finite number of ms, got ${shown(remainingMs)}`,
     );
   }
   if (options === undefined) return new ExecutionBudget(remainingMs, {});
@@ -145,7 +145,10 @@ export function createBudget(remainingMs: number, options?: BudgetOptions): Budg
   checkNonNegative("reserve", options.reserve);
   const { subrequests } = options;
   if (subrequests !== undefined && !(Number.isInteger(subrequests) && subrequests > 0)) {
-    throw new ConfigurationError("subrequests", `expected a positive integer, got ${subrequests}`);
+    throw new ConfigurationError(
+      "subrequests",
+      `expected a positive integer, got ${shown(subrequests)}`,
+    );
   }
   return new ExecutionBudget(remainingMs, options);
 }

@@ -1,4 +1,4 @@
-import { ConfigurationError, checkKnown } from "../errors";
+import { ConfigurationError, checkKnown, shown } from "../errors";
 import { type Budget, type BudgetOptions, createBudget } from "./budget";
 
 /**
@@ -71,7 +71,10 @@ function known<T extends object>(
 
 function nonNegativeMs(option: string, value: number): number {
   if (!(Number.isFinite(value) && value >= 0)) {
-    throw new ConfigurationError(option, `expected a finite number of ms >= 0, got ${value}`);
+    throw new ConfigurationError(
+      option,
+      `expected a finite number of ms >= 0, got ${shown(value)}`,
+    );
   }
   return value;
 }
@@ -138,7 +141,7 @@ export const budget = {
   until(deadlineEpochMs: number, options?: BudgetOptions): Budget {
     const checked = known(options, BUDGET_OPTIONS, "budget.until()");
     if (!Number.isFinite(deadlineEpochMs)) {
-      throw new ConfigurationError("deadline", `expected epoch ms, got ${deadlineEpochMs}`);
+      throw new ConfigurationError("deadline", `expected epoch ms, got ${shown(deadlineEpochMs)}`);
     }
     return createBudget(deadlineEpochMs - Date.now(), checked);
   },

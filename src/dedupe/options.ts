@@ -1,4 +1,4 @@
-import { ConfigurationError } from "../errors";
+import { ConfigurationError, shown } from "../errors";
 
 /** Default retention of a done marker: 24 hours, in ms. */
 export const DEFAULT_RETENTION = 24 * 60 * 60 * 1000;
@@ -15,7 +15,7 @@ export function checkRetention(value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
     throw new ConfigurationError(
       "retention",
-      `expected a positive integer (ms), got ${String(value)}`,
+      `expected a positive integer (ms), got ${shown(value)}`,
     );
   }
   return value;

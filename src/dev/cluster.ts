@@ -46,8 +46,10 @@ function validate(options: DevClusterOptions): Required<Omit<DevClusterOptions, 
       `startDevCluster: "options" must be a plain object (got ${kindOf(options)})`,
     );
   }
-  for (const name of Object.keys(options)) {
-    if (!KNOWN.has(name)) {
+  // Symbol keys too: no option is one, and skipping them would hide the mistake.
+  for (const key of Reflect.ownKeys(options)) {
+    const name = String(key);
+    if (typeof key === "symbol" || !KNOWN.has(name)) {
       throw new DevClusterError(
         `startDevCluster: unknown option "${name}" (known: ${[...KNOWN].join(", ")})`,
       );

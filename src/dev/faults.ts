@@ -44,8 +44,10 @@ export function validateFault(value: unknown): Fault {
     invalid(`"kind" must be one of ${[...KINDS].join(", ")}`);
   }
   const fields = FIELDS[fault.kind as Fault["kind"]];
-  for (const name of Object.keys(fault)) {
-    if (name !== "kind" && name !== "command" && name !== "count" && !fields.includes(name)) {
+  for (const key of Reflect.ownKeys(fault)) {
+    const name = String(key);
+    const known = ["kind", "command", "count", ...fields].includes(name);
+    if (typeof key === "symbol" || !known) {
       invalid(`unknown field "${name}" of a "${fault.kind}" fault`);
     }
   }

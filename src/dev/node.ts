@@ -146,8 +146,9 @@ export class LocalNode implements AdminControls {
         `${this.label}: restart "options" must be a plain object (got ${kindOf(opts)})`,
       );
     }
-    for (const name of Object.keys(opts)) {
-      if (name !== "delayMs" && name !== "keepData") {
+    for (const key of Reflect.ownKeys(opts)) {
+      const name = String(key);
+      if (typeof key === "symbol" || (name !== "delayMs" && name !== "keepData")) {
         throw new DevClusterError(
           `${this.label}: restart: unknown option "${name}" (known: delayMs, keepData)`,
         );

@@ -8,7 +8,8 @@
 import { ConfigurationError } from "./errors";
 
 /**
- * Reject option names outside `known` (a typo would otherwise silently use a default).
+ * Reject option names outside `known` (a typo would otherwise silently use a default), and any
+ * symbol key (named as `Symbol(description)`).
  *
  * @throws {ConfigurationError} naming the unknown option, or `options` for a non-object
  * @example
@@ -24,8 +25,11 @@ export function checkKnown(options: unknown, known: ReadonlySet<string>, of: str
     const kind = (Object.getPrototypeOf(options) as object).constructor?.name ?? "object";
     throw new ConfigurationError("options", `expected a plain object, got ${kind}`);
   }
-  for (const name of Object.keys(options)) {
-    if (!known.has(name)) throw new ConfigurationError(name, `unknown option of ${of}`);
+  // Every own key, symbols too: a symbol-keyed entry is no option either, and would otherwise be
+  // skipped without a word.
+  for (const key of Reflect.ownKeys(options)) {
+    if (!known.has(key as string))
+      throw new ConfigurationError(String(key), `unknown option of ${of}`);
   }
 }
 
@@ -69,10 +73,7 @@ export function checkFunction(option: string, value: unknown): void {
 export function optionalMs(option: string, value: unknown, min: number): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
-    throw new ConfigurationError(
-      option,
-      `expected an integer >= ${min} (ms), got ${String(value)}`,
-    );
+    throw new ConfigurationError(option, `expected an integer >= ${min} (ms), got ${shown(value)}`);
   }
   return value;
 }
@@ -87,10 +88,23 @@ export function optionalMs(option: string, value: unknown, min: number): number 
 export function optionalNonNegative(option: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-    throw new ConfigurationError(
-      option,
-      `expected a finite number >= 0 (ms), got ${String(value)}`,
-    );
+    throw new ConfigurationError(option, `expected a finite number >= 0 (ms), got ${shown(value)}`);
   }
   return value;
+}
+
+/**
+ * `value` as words for an error message; never throws, even for a value that cannot become a
+ * string (an object without a prototype, or whose `toString` throws): then its type.
+ *
+ * @example
+ * shown(Object.create(null)) // "object"
+ * shown(Symbol("x")) // "Symbol(x)"
+ */
+export function shown(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return typeof value;
+  }
 }

@@ -13,6 +13,7 @@ export {
   isPlainObject,
   optionalMs,
   optionalNonNegative,
+  shown,
 } from "./checks";
 // The words for node outcomes that errors, events and the CLI put in their messages.
 export {

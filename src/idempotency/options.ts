@@ -1,5 +1,5 @@
 import type { Budget } from "../budget";
-import { ConfigurationError, checkKnown, type NodeOutcome, optionalMs } from "../errors";
+import { ConfigurationError, checkKnown, type NodeOutcome, optionalMs, shown } from "../errors";
 import type { Locks } from "../lock";
 import { isLocks } from "../lock";
 import { DEFAULT_SCOPE_HEADERS, type ScopeRule } from "./digest";
@@ -73,7 +73,10 @@ export interface IdempotencyOptions<C> {
   readonly wait?: number;
   /** Largest body kept for replay, bytes; larger ones are "completed without replay". @default 65536 */
   readonly maxBody?: number;
-  /** Response headers kept for replay (lower-case). @default {@link DEFAULT_HEADERS} */
+  /**
+   * Response headers kept for replay (any case; each an HTTP token, e.g. no spaces, else a
+   * `ConfigurationError`). @default {@link DEFAULT_HEADERS}
+   */
   readonly headers?: readonly string[];
   /**
    * Who is asking: keys are scoped by it, so one caller never gets another's stored response.
@@ -86,7 +89,8 @@ export interface IdempotencyOptions<C> {
    */
   readonly scope?: (c: C) => string | Promise<string>;
   /**
-   * Request headers that carry the caller's credential, hashed by the default scope.
+   * Request headers that carry the caller's credential, hashed by the default scope (each an
+   * HTTP token, else a `ConfigurationError`).
    * @default `DEFAULT_SCOPE_HEADERS`: authorization, x-api-key, api-key, x-auth-token, x-access-token
    * @example scopeHeaders: [...DEFAULT_SCOPE_HEADERS, "x-tenant-key"]
    */
@@ -202,7 +206,7 @@ function fn<T>(name: string, value: T | undefined): T | undefined {
 function bytes(option: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    throw new ConfigurationError(option, `expected an integer >= 0 (bytes), got ${String(value)}`);
+    throw new ConfigurationError(option, `expected an integer >= 0 (bytes), got ${shown(value)}`);
   }
   return value;
 }
@@ -213,6 +217,22 @@ function names(option: string, value: unknown, fallback: readonly string[]): str
     throw new ConfigurationError(option, "expected an array of non-empty strings");
   }
   return value;
+}
+
+/** An HTTP field name: one or more `tchar` (RFC 9110 §5.6.2). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Header names: as {@link names}, each an HTTP token — a name no header can have (`"content-type "`)
+ * would match nothing, so a replay would silently lack it, or a scope would not hash it.
+ */
+function headerNames(option: string, value: unknown, fallback: readonly string[]): string[] {
+  const found = names(option, value, fallback);
+  const bad = found.find((name) => !TOKEN.test(name));
+  if (bad !== undefined) {
+    throw new ConfigurationError(option, `${JSON.stringify(bad)} is not an HTTP header name`);
+  }
+  return found;
 }
 
 /**
@@ -237,7 +257,9 @@ export function resolveIdempotency<C>(
   if (options.required !== undefined && typeof options.required !== "boolean") {
     throw new ConfigurationError("required", "expected a boolean");
   }
-  const headers = names("headers", options.headers, DEFAULT_HEADERS).map((h) => h.toLowerCase());
+  const headers = headerNames("headers", options.headers, DEFAULT_HEADERS).map((h) =>
+    h.toLowerCase(),
+  );
   const forbidden = headers.find((h) => NEVER.has(h));
   if (forbidden !== undefined) {
     throw new ConfigurationError(
@@ -258,7 +280,7 @@ export function resolveIdempotency<C>(
   if (options.exposeDetails !== undefined && typeof options.exposeDetails !== "boolean") {
     throw new ConfigurationError("exposeDetails", "expected a boolean");
   }
-  const scopeHeaders = names("scopeHeaders", options.scopeHeaders, DEFAULT_SCOPE_HEADERS);
+  const scopeHeaders = headerNames("scopeHeaders", options.scopeHeaders, DEFAULT_SCOPE_HEADERS);
   const scopeCookies =
     options.scopeCookies === undefined
       ? undefined

@@ -13,7 +13,7 @@ import {
   reasonOf,
 } from "../errors";
 import type { Round } from "../quorum";
-import { drift, validity } from "../quorum";
+import { bestValidity, drift, validity } from "../quorum";
 import type { CasReply, CompleteReply } from "../scripts";
 import type { Grant } from "./acquire";
 import { completeRounds, type Ending } from "./complete";
@@ -278,7 +278,14 @@ export class LockHandle implements Lock {
 
   extend(lease?: number): Promise<ExtendResult> {
     try {
-      return this.#extendInTurn(lease === undefined ? this.#grant.lease : checkLease(lease), true);
+      const checked = lease === undefined ? undefined : checkLease(lease);
+      // The rule acquire() applies up front: a lease no grant could turn into minValidity would
+      // come back "not valid" from nodes that all still hold the key, and lose the lock for it.
+      const { driftFactor, minValidity } = this.#core.options;
+      if (checked !== undefined && bestValidity(checked, driftFactor) < Math.max(1, minValidity)) {
+        throw new ConfigurationError("lease", "too short: no grant could reach minValidity");
+      }
+      return this.#extendInTurn(checked ?? this.#grant.lease, true);
     } catch (error) {
       return Promise.reject(error);
     }

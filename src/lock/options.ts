@@ -1,5 +1,5 @@
 import type { Budget } from "../budget";
-import { ConfigurationError, checkKnown } from "../errors";
+import { ConfigurationError, checkKnown, shown } from "../errors";
 import type { RestNode } from "../node";
 import { createNode } from "../node";
 import { bestValidity, quorumOf } from "../quorum";
@@ -80,7 +80,7 @@ const bytes = (s: string): number => new TextEncoder().encode(s).length;
 
 function positiveInt(option: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
-    throw new ConfigurationError(option, `expected a positive integer (ms), got ${String(value)}`);
+    throw new ConfigurationError(option, `expected a positive integer (ms), got ${shown(value)}`);
   }
   return value;
 }
@@ -104,14 +104,14 @@ export function checkLease(value: unknown): number {
 
 function boolean(option: string, value: unknown): boolean {
   if (typeof value !== "boolean") {
-    throw new ConfigurationError(option, `expected a boolean, got ${String(value)}`);
+    throw new ConfigurationError(option, `expected a boolean, got ${shown(value)}`);
   }
   return value;
 }
 
 function nonNegativeInt(option: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    throw new ConfigurationError(option, `expected an integer >= 0 (ms), got ${String(value)}`);
+    throw new ConfigurationError(option, `expected an integer >= 0 (ms), got ${shown(value)}`);
   }
   return value;
 }
@@ -173,7 +173,7 @@ export function resolveOptions(options: LocksOptions): ResolvedOptions {
   if (typeof driftFactor !== "number" || !(driftFactor >= 0 && driftFactor < 0.5)) {
     throw new ConfigurationError(
       "driftFactor",
-      `expected a number in [0, 0.5), got ${driftFactor}`,
+      `expected a number in [0, 0.5), got ${shown(driftFactor)}`,
     );
   }
   const minValidity = nonNegativeInt("minValidity", options.minValidity ?? DEFAULTS.minValidity);

@@ -134,6 +134,8 @@ export interface Lock {
    * @throws {LockLostError} the lock is no longer ours on a majority (or its validity ended)
    * @throws {QuorumError} too many nodes failed to answer
    * @throws {BudgetExhaustedError} the budget cannot cover an extension (nodes not called)
+   * @throws {ConfigurationError} `lease` is not a positive integer of ms, or too short for
+   *   `minValidity` as `acquire()` would refuse it (nodes not called; the lock stays held)
    */
   extend(lease?: number): Promise<ExtendResult>;
   /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ConfigurationError } from "../errors";
+import { ConfigurationError, shown } from "../errors";
 
 /**
  * What a memory node reads the time from: `now()` in epoch milliseconds. Scripts read it once
@@ -66,7 +66,7 @@ export function manualClock(start: number = Date.now()): ManualClock {
   if (typeof start !== "number" || !Number.isFinite(start)) {
     throw new ConfigurationError(
       "start",
-      `expected a finite number (epoch ms), got ${String(start)}`,
+      `expected a finite number (epoch ms), got ${shown(start)}`,
     );
   }
   let now = start;
@@ -74,7 +74,7 @@ export function manualClock(start: number = Date.now()): ManualClock {
     now: () => now,
     advance(ms: number): void {
       if (typeof ms !== "number" || !Number.isSafeInteger(ms) || ms < 0) {
-        throw new ConfigurationError("ms", `expected an integer >= 0, got ${String(ms)}`);
+        throw new ConfigurationError("ms", `expected an integer >= 0, got ${shown(ms)}`);
       }
       now += ms;
     },

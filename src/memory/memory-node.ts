@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { ConfigurationError, checkKnown } from "../errors";
+import { ConfigurationError, checkKnown, shown } from "../errors";
 import type { RedisLike, SubscriberLike } from "../node";
 import { SCRIPTS } from "../scripts";
 import { type Clock, realClock } from "./clock";
@@ -195,7 +195,7 @@ export function memoryNodes(count: number, options: MemoryNodeOptions = {}): Mem
   if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 1) {
     throw new ConfigurationError(
       "count",
-      `expected an integer >= 1, got ${typeof count === "string" ? JSON.stringify(count) : String(count)}`,
+      `expected an integer >= 1, got ${typeof count === "string" ? JSON.stringify(count) : shown(count)}`,
     );
   }
   return Array.from({ length: count }, () => new MemoryNode(options));

@@ -195,7 +195,7 @@ export const CASES: readonly Case[] = [
   {
     id: "C8",
     promise:
-      "a lock layer's busy answer is never kept, whatever status the app's onBusy gives it (423, even 200): the retry runs the job",
+      "a lock layer's busy answer is never kept, whatever status the app's onBusy gives it (423, even 200), and also when the app's code between the layers answers a copy of it (a CORS header added): the retry runs the job",
     notFor: {
       "hono lock()": NO_LOCK_LAYER,
       "lambda withLock": NO_LOCK_LAYER,
@@ -204,17 +204,20 @@ export const CASES: readonly Case[] = [
       "once()": NO_LOCK_LAYER,
     },
     async run(surface, cluster) {
-      for (const status of [423, 200]) {
-        const { locks } = cluster.locks();
-        const inner = `inner:${crypto.randomUUID()}`;
-        const instance = surface.overLock?.({ locks }, { key: inner, status, locks: () => locks });
-        if (instance === undefined) throw new Error(`${surface.name}: no overLock glue`);
-        const holder = await locks.acquire(inner);
-        const busy = await instance.invoke(async () => ({ status: 201 }));
-        expect(busy).toEqual({ ran: false, outcome: status, replayed: false });
-        await holder.release({ settled: true });
-        const retry = await instance.invoke(async () => ({ status: 201 }));
-        expect(retry).toEqual({ ran: true, outcome: 201, replayed: false });
+      for (const copy of [false, true]) {
+        for (const status of [423, 200]) {
+          const { locks } = cluster.locks();
+          const inner = `inner:${crypto.randomUUID()}`;
+          const layer = { key: inner, status, locks: () => locks, copy };
+          const instance = surface.overLock?.({ locks }, layer);
+          if (instance === undefined) throw new Error(`${surface.name}: no overLock glue`);
+          const holder = await locks.acquire(inner);
+          const busy = await instance.invoke(async () => ({ status: 201 }));
+          expect(busy).toEqual({ ran: false, outcome: status, replayed: false });
+          await holder.release({ settled: true });
+          const retry = await instance.invoke(async () => ({ status: 201 }));
+          expect(retry).toEqual({ ran: true, outcome: 201, replayed: false });
+        }
       }
     },
   },

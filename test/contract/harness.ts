@@ -130,6 +130,11 @@ export interface InnerLock {
   readonly status: number;
   /** Its manager, asked per request (a case may switch to one whose nodes cannot answer). */
   readonly locks: () => Locks;
+  /**
+   * The app's code between the two layers answers a copy of the lock layer's answer (a CORS
+   * header added), not that answer itself.
+   */
+  readonly copy?: boolean;
 }
 
 /** The context fields of a Lambda invocation that the wrappers read. */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { idempotency, lock } from "../../src/adapters/hono/index";
 import {
   dedupeScheduled as lambdaScheduled,
@@ -139,7 +139,14 @@ export function honoIdempotency(runtime: Runtime): Surface {
         onError: (c) => c.text("come back later", inner.status as 200),
         onUnavailable: () => undefined,
       });
-      app.post("/charge", outer, busy, route);
+      // The app's CORS layer between the two answers a copy of lock()'s response.
+      const cors: MiddlewareHandler = async (c, next) => {
+        await next();
+        c.res = new Response(c.res.body, c.res);
+        c.res.headers.set("access-control-allow-origin", "*");
+      };
+      if (inner.copy === true) app.post("/charge", outer, cors, busy, route);
+      else app.post("/charge", outer, busy, route);
     }
     const key = crypto.randomUUID();
     const request = () =>
@@ -247,8 +254,14 @@ export function lambdaWithIdempotency(): Surface {
             key: () => inner.key,
             onBusy: () => ({ statusCode: inner.status, body: "come back later" }),
           });
+    // The app's CORS step between the two answers a copy of withLock's answer.
+    const addCors = (answer: unknown) =>
+      inner?.copy === true
+        ? { ...(answer as object), headers: { "access-control-allow-origin": "*" } }
+        : answer;
     const handler = withIdempotency(
-      async (event, context, _claim) => guarded(event, context as never, _claim as Lock),
+      async (event, context, _claim) =>
+        addCors(await guarded(event, context as never, _claim as Lock)),
       { locks, ...extra },
     );
     return {

@@ -281,3 +281,37 @@ describe("503 problem details", () => {
     expect(runs).toHaveLength(0);
   });
 });
+
+describe("header names in options are HTTP tokens", () => {
+  const refusal = (build: () => unknown) => {
+    try {
+      build();
+    } catch (e) {
+      return e;
+    }
+    return undefined;
+  };
+
+  it("headers / scopeHeaders: a name no header can have is refused, naming the option and the value (Hono, Lambda)", () => {
+    const job = async () => ({ statusCode: 201 });
+    for (const bad of ["content-type ", " set-cookie", "x y", "x:y", "é"]) {
+      for (const option of ["headers", "scopeHeaders"] as const) {
+        for (const build of [
+          () => idempotency({ locks: newLocks(), [option]: [bad] }),
+          () => withIdempotency(job, { locks: newLocks(), [option]: [bad] }),
+        ]) {
+          const error = refusal(build);
+          expect(isConfigurationError(error), `${option} ${JSON.stringify(bad)}`).toBe(true);
+          expect((error as { option: string }).option).toBe(option);
+          expect((error as Error).message).toContain(JSON.stringify(bad));
+        }
+      }
+    }
+    // Tokens of every allowed character class are taken, in any case.
+    const good = ["X-Request-Id", "x_custom.1", "!#$%&'*+-.^_`|~"];
+    expect(refusal(() => idempotency({ locks: newLocks(), headers: good }))).toBeUndefined();
+    expect(refusal(() => withIdempotency(job, { locks: newLocks(), scopeHeaders: good }))).toBe(
+      undefined,
+    );
+  });
+});

@@ -3,8 +3,9 @@
  * every entry point of package.json `exports` (imported from the source tsup builds it from),
  * every function of an exported object, every method of an exported class and of the objects the
  * API hands out. Each needs a row in `support/api-surface.ts`: how to call it with options, or why
- * it takes none. Each row that takes options is fed an unknown option, a number, a string, an
- * array, a Map and `null` (unless the row says why it accepts one); each must be refused with the
+ * it takes none. Each row that takes options is fed an unknown option, a symbol key, an object
+ * without a prototype (with an unknown option), a number, a string, an array, a Map and `null`
+ * (unless the row says why it accepts one); each must be refused with the
  * error naming the option, with no request sent to the real nodes, the protected work never run,
  * and the key free (or, for a call on a held lock or a ticket, still held, then released).
  */
@@ -130,8 +131,14 @@ async function world(row: OptionsRow | undefined): Promise<World & { runs: () =>
 }
 
 const UNKNOWN = "zzUnknownOption";
+const SYMBOL = Symbol("zzSymbolOption");
+/** The name a refusal gives a symbol key: its description, as `String(symbol)` shows it. */
+const SYMBOL_NAME = "Symbol(zzSymbolOption)";
 const FEEDS: Record<Feed, (base: object) => unknown> = {
   unknown: (base) => ({ ...base, [UNKNOWN]: 1 }),
+  symbol: (base) => ({ ...base, [SYMBOL]: 1 }),
+  // No prototype, so no toString: a refusal that prints the value must not itself throw.
+  nullPrototype: (base) => Object.assign(Object.create(null) as object, base, { [UNKNOWN]: 1 }),
   number: () => 5,
   string: () => "options",
   array: (base) => [base],
@@ -195,7 +202,7 @@ const OPTION_ROWS = Object.entries(ROWS)
   .filter((entry): entry is [string, OptionsRow] => "call" in entry[1])
   .map(([name, row]) => ({ name, row }));
 
-describe("options: an unknown name, a non-object, an array, a Map and null are refused", () => {
+describe("options: an unknown name, a symbol key, a prototype-less object, a non-object, an array, a Map and null are refused", () => {
   it.each(OPTION_ROWS)("$name", async ({ row }) => {
     const w = await world(row);
     await quietThenReset(dev.cluster);
@@ -207,7 +214,13 @@ describe("options: an unknown name, a non-object, an array, a Map and null are r
         expect(why.length, `${feed}: say why it is accepted`).toBeGreaterThan(10);
         continue;
       }
-      const name = row.positional ?? (feed === "unknown" ? UNKNOWN : (row.argument ?? "options"));
+      const name =
+        row.positional ??
+        (feed === "unknown" || feed === "nullPrototype"
+          ? UNKNOWN
+          : feed === "symbol"
+            ? SYMBOL_NAME
+            : (row.argument ?? "options"));
       const outcome = await Promise.resolve()
         .then(() => row.call(w, FEEDS[feed](base)))
         .then(

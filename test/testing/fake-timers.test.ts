@@ -34,4 +34,19 @@ describe("memory nodes with vitest fake timers", () => {
     expect(lock.signal.aborted).toBe(false);
     await lock.release();
   });
+
+  it("with the default 10 s lease the first auto-extension comes at half the validity: not by 4 s, by 5 s", async () => {
+    vi.useFakeTimers();
+    const clock = manualClock();
+    const nodes = memoryNodes(3, { clock });
+    const lock = await createLocks({ nodes }).acquire("job", { autoExtend: true });
+    clock.advance(4_000);
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(nodes.map((n) => n.pttl("lock:job"))).toEqual([6_000, 6_000, 6_000]);
+    clock.advance(1_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(nodes.map((n) => n.pttl("lock:job"))).toEqual([10_000, 10_000, 10_000]);
+    expect(lock.signal.aborted).toBe(false);
+    await lock.release();
+  });
 });

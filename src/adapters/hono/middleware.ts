@@ -10,6 +10,7 @@ import {
   type LockBusyError,
   optionalMs,
   type QuorumError,
+  shown,
 } from "../../errors";
 import { type OnUnavailable, reportUnavailable, routeOf } from "../../idempotency";
 import type { Lock, Locks } from "../../lock";
@@ -169,12 +170,12 @@ function validate(options: LockOptions): void {
   if (options.exposeDetails !== undefined && typeof options.exposeDetails !== "boolean") {
     throw new ConfigurationError(
       "exposeDetails",
-      `expected a boolean, got ${String(options.exposeDetails)}`,
+      `expected a boolean, got ${shown(options.exposeDetails)}`,
     );
   }
   optionalMs("unreadBodyTimeout", options.unreadBodyTimeout, 1);
   if (fencing !== undefined && typeof fencing !== "boolean") {
-    throw new ConfigurationError("fencing", `expected a boolean, got ${String(fencing)}`);
+    throw new ConfigurationError("fencing", `expected a boolean, got ${shown(fencing)}`);
   }
   for (const name of ["budget", "onBusy", "onError", "onUnavailable"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") {

@@ -2,21 +2,23 @@ import { describe, expect, it } from "vitest";
 import { clearLockAnswer, isLockAnswer, markLockAnswer } from "./lock-answer";
 
 describe("withLock's busy answers, as withIdempotency sees them", () => {
-  it("an object answer is marked by identity: that answer only, whatever the context", () => {
+  it("the invocation is marked: any result of it counts, a copy of the answer too", () => {
+    const context = {};
     const answer = { statusCode: 423 };
-    expect(markLockAnswer({}, answer)).toBe(answer);
-    expect(isLockAnswer({}, answer)).toBe(true);
-    expect(isLockAnswer({}, { statusCode: 423 })).toBe(false);
+    expect(markLockAnswer(context, answer)).toBe(answer);
+    expect(isLockAnswer(context, answer)).toBe(true);
+    expect(
+      isLockAnswer(context, { ...answer, headers: { "access-control-allow-origin": "*" } }),
+    ).toBe(true);
+    expect(isLockAnswer(context, "busy")).toBe(true);
+    expect(isLockAnswer({}, answer)).toBe(false);
   });
 
-  it("a string or number answer is marked on the invocation's context, read once", () => {
+  it("a string or number answer is marked on the invocation's context too", () => {
     const context = {};
     markLockAnswer(context, "busy");
     expect(isLockAnswer({}, "busy")).toBe(false);
-    expect(isLockAnswer(context, "other")).toBe(false);
-    markLockAnswer(context, "busy");
     expect(isLockAnswer(context, "busy")).toBe(true);
-    expect(isLockAnswer(context, "busy")).toBe(false);
   });
 
   it("a mark an earlier invocation of a reused context left is cleared before the handler runs", () => {
@@ -24,5 +26,15 @@ describe("withLock's busy answers, as withIdempotency sees them", () => {
     markLockAnswer(context, 7);
     clearLockAnswer(context);
     expect(isLockAnswer(context, 7)).toBe(false);
+    expect(isLockAnswer(context, { statusCode: 200 })).toBe(false);
+  });
+
+  it("without a context object, an object answer is marked by identity: that answer only", () => {
+    const answer = { statusCode: 423 };
+    markLockAnswer(undefined, answer);
+    expect(isLockAnswer(undefined, answer)).toBe(true);
+    expect(isLockAnswer(undefined, { ...answer })).toBe(false);
+    markLockAnswer(undefined, "busy");
+    expect(isLockAnswer(undefined, "busy")).toBe(false);
   });
 });

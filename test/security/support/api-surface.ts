@@ -6,8 +6,9 @@
  * out (`Locks`, `Lock`, `Budget`, a dev cluster's node…) — and fails for one without a row here,
  * so a new export or method cannot go unchecked.
  *
- * The rule every row follows: only `undefined` means "no options". An unknown name, a number, a
- * string, an array, a Map or `null` where options go is refused with a `ConfigurationError`
+ * The rule every row follows: only `undefined` means "no options". An unknown name (a symbol key
+ * too; in an object without a prototype too), a number, a string, an array, a Map or `null` where
+ * options go is refused with a `ConfigurationError`
  * naming the option (or `options`), as `createLocks` and `lock.release()` always did, before
  * anything is sent. `edgelock/dev` (a Node-only dev tool) refuses with its own
  * `DevClusterError`, whose message names the option in quotes.
@@ -94,7 +95,15 @@ export interface ReasonRow {
 }
 
 /** What each row is fed where its options go. */
-export type Feed = "unknown" | "number" | "string" | "array" | "map" | "null";
+export type Feed =
+  | "unknown"
+  | "symbol"
+  | "nullPrototype"
+  | "number"
+  | "string"
+  | "array"
+  | "map"
+  | "null";
 
 const NUMBER_ARGUMENT = "its argument is a number";
 const ERROR_CLASS =
