@@ -7,6 +7,8 @@
  * @module
  */
 
+import { cFormat } from "./c-format";
+
 type Value =
   | { readonly type: "string"; value: string }
   | { readonly type: "zset"; readonly members: Map<string, number> };
@@ -58,10 +60,16 @@ function parseScore(text: string): number | undefined {
   return DECIMAL.test(text) ? Number(text) : undefined;
 }
 
-/** Redis's text for a double (integers without a fraction; `inf`, `-inf`). */
+/**
+ * Redis 7.0's text for a score: C's `%.17g` (`0.1` is `0.10000000000000001`, `1e20` is `1e+20`),
+ * `inf`, `-inf`, and `0` for either zero.
+ */
 export const formatScore = (score: number): string => {
   if (!Number.isFinite(score)) return score > 0 ? "inf" : "-inf";
-  return Number.isInteger(score) ? String(score) : String(Number(score.toPrecision(17)));
+  if (score === 0) return "0";
+  return Number.isInteger(score) && Math.abs(score) < 1e17
+    ? String(score)
+    : cFormat(score, "g", "", "", "17");
 };
 
 /**
