@@ -75,6 +75,7 @@ declare module "fengari" {
       luaL_checklstring(L: FengariState, arg: number): Uint8Array;
       luaL_checknumber(L: FengariState, arg: number): number;
       luaL_optinteger(L: FengariState, arg: number, def: number): number;
+      luaL_checkinteger(L: FengariState, arg: number): number;
       luaL_argerror(L: FengariState, arg: number, message: Uint8Array): never;
       luaL_argcheck(L: FengariState, ok: boolean, arg: number, message: Uint8Array): void;
       luaL_error(L: FengariState, message: Uint8Array): never;

@@ -712,6 +712,15 @@ const USER_CASES: readonly UserCase[] = [
     lua: 'return (2147483647 + 1) .. " " .. (tonumber(ARGV[1]) * 2) .. " " .. math.floor(3.7) .. " " .. #KEYS * 1.5',
     args: ["3000000000"],
   },
+  {
+    name: "hex numerals past 2^31",
+    lua: 'return tostring(0xffffffff) .. " " .. tostring(0x100000000) .. " " .. 0x7fffffffffffffff .. " " .. -0x80000000 .. " " .. ("0xffffffff" + 0) .. " " .. tonumber("0x1FFFFFFFFFFFFF") .. " " .. tonumber(" 0x10 ")',
+  },
+  {
+    name: "tonumber with a base",
+    lua: 'return {tostring(tonumber("ffffffffffff", 16)), tostring(tonumber("0xff", 16)), tostring(tonumber("-ff", 16)), tostring(tonumber("zz", 36)), tostring(tonumber("777", 8)), tostring(tonumber(" 101 ", 2)), tostring(tonumber("12", 2)), tostring(tonumber("1.5", 10)), tostring(tonumber("", 16)), tostring(tonumber("ffffffffffffffffffff", 16)), tostring(tonumber(255, 16)), tostring(tonumber("0x", 16))}',
+  },
+  { name: "tonumber with base 1", lua: 'return tonumber("1", 1)' },
   { name: "result numbers truncated", lua: 'return {3.99, -3.7, 2^31 + 0.5, true, "x", false, 3}' },
   {
     name: "Lua 5.1 names",
