@@ -669,7 +669,7 @@ describe("simulated node = redis-server, script by script", () => {
 /**
  * A user's own script on both (what `edgelock/testing` and `edgelock dev` promise for it): the
  * reply or the error text, and what the keys hold afterwards. `k` and `z` are the keys (KEYS[1],
- * KEYS[2]); setup commands name them the same way.
+ * KEYS[2]); setup commands name them the same way; `$far` in args is now + 60 s.
  */
 interface UserCase {
   readonly name: string;
@@ -888,6 +888,104 @@ const USER_CASES: readonly UserCase[] = [
     name: "ZADD inf, exponent, leading point",
     lua: 'return {redis.call("ZADD", KEYS[2], "inf", "a"), redis.call("ZADD", KEYS[2], "1e3", "b"), redis.call("ZADD", KEYS[2], ".5", "c"), redis.call("ZADD", KEYS[2], "-inf", "d")}',
   },
+  // SET's and ZADD's options, as users' scripts write them.
+  ...[
+    ["v", "NX", "PX", "1000"],
+    ["v", "nx", "px", "1000"],
+    ["v", "EX", "10"],
+    ["v", "XX"],
+    ["v", "XX", "GET"],
+    ["v", "NX", "GET"],
+    ["v", "GET", "EX", "10"],
+    ["v", "KEEPTTL"],
+    ["v", "KEEPTTL", "XX"],
+    ["v", "PXAT", "$far"],
+    ["v", "EXAT", "4102444800"],
+    ["v", "EX", "10", "EX", "20"],
+    ["v", "NX", "XX"],
+    ["v", "EX", "10", "PX", "1000"],
+    ["v", "KEEPTTL", "PX", "1000"],
+    ["v", "PX"],
+    ["v", "PX", "0"],
+    ["v", "EX", "-1"],
+    ["v", "PX", "abc"],
+    ["v", "PX", "1.5"],
+    ["v", "EX", "9223372036854775807"],
+    ["v", "PX", "9223372036854775000"],
+    ["v", "FOO"],
+  ].flatMap((options) =>
+    [
+      ["absent", []],
+      ["held", [["SET", "k", "old", "PX", "9000"]]],
+      ["a sorted set", [["ZADD", "k", "1", "m"]]],
+    ].map(([state, setup]) => ({
+      name: `SET ${options.join(" ")} on ${state as string}`,
+      lua: "return redis.pcall('SET', KEYS[1], unpack(ARGV))",
+      args: options,
+      setup: setup as string[][],
+    })),
+  ),
+  ...[
+    ["1", "a", "2", "b", "3", "c"],
+    ["NX", "5", "a", "6", "d"],
+    ["XX", "5", "a", "6", "d"],
+    ["XX", "CH", "5", "a", "6", "d"],
+    ["CH", "1", "a", "9", "b", "4", "e"],
+    ["GT", "CH", "0", "a", "9", "b", "7", "f"],
+    ["LT", "0", "a", "9", "b"],
+    ["XX", "GT", "0", "a", "9", "b"],
+    ["INCR", "2.5", "a"],
+    ["INCR", "2.5", "nope"],
+    ["NX", "INCR", "2.5", "a"],
+    ["GT", "INCR", "-1", "a"],
+    ["NX", "XX", "1", "a"],
+    ["NX", "GT", "1", "a"],
+    ["GT", "LT", "1", "a"],
+    ["INCR", "1", "a", "2", "b"],
+    ["1", "a", "2"],
+    ["NX"],
+    ["1", "a", "x", "b"],
+    ["nx", "ch", "1", "a", "2", "z"],
+  ].flatMap((args) =>
+    [
+      ["absent", []],
+      [
+        "a sorted set",
+        [
+          ["ZADD", "z", "1", "a"],
+          ["ZADD", "z", "2", "b"],
+        ],
+      ],
+      ["a string", [["SET", "z", "s"]]],
+    ].map(([state, setup]) => ({
+      name: `ZADD ${args.join(" ")} on ${state as string}`,
+      lua: "return redis.pcall('ZADD', KEYS[2], unpack(ARGV))",
+      args,
+      setup: setup as string[][],
+    })),
+  ),
+  {
+    name: "ZADD INCR to NaN",
+    lua: "return redis.pcall('ZADD', KEYS[2], 'INCR', '-inf', 'a')",
+    setup: [["ZADD", "z", "inf", "a"]],
+  },
+  ...[
+    "9007199254740993",
+    "007",
+    "+5",
+    " 5",
+    "-0",
+    "-9223372036854775808",
+    "9223372036854775806",
+    "9223372036854775807",
+    "9223372036854775808",
+    "1e3",
+    "",
+  ].map((value) => ({
+    name: `INCR on ${JSON.stringify(value)}`,
+    lua: "local r = redis.pcall('INCR', KEYS[1]) return {type(r) == 'table' and r.err or tostring(r), redis.call('GET', KEYS[1])}",
+    setup: [["SET", "k", value]],
+  })),
   // A Lua number argument is written with %.17g, as Redis 7.0 writes it.
   ...[
     ["0.1", "1e20", "-0", "1/3", "1e-5", "2^63", "123456789012345678"],
@@ -916,7 +1014,7 @@ describe("a user's script: memory node = redis-server", () => {
       sim.command([cmd, name(key), ...rest]);
       await real.call(cmd, name(key), ...rest);
     }
-    const args = c.args ?? [];
+    const args = (c.args ?? []).map((a) => a.replace("$far", String(now + 60_000)));
     const simResult = sim.eval(c.lua, keys, args);
     const simReply = simResult.ok ? { value: simResult.value } : { error: simResult.error };
     const realReply = await real.eval(c.lua, keys.length, ...keys, ...args).then(
