@@ -8,6 +8,7 @@ declare module "fengari" {
   const fengari: {
     lua: {
       LUA_OK: number;
+      LUA_MASKCOUNT: number;
       LUA_REGISTRYINDEX: number;
       LUA_TNIL: number;
       LUA_TBOOLEAN: number;
@@ -63,6 +64,12 @@ declare module "fengari" {
       lua_setglobal(L: FengariState, name: Uint8Array): void;
       lua_pcall(L: FengariState, nargs: number, nresults: number, handler: number): number;
       lua_error(L: FengariState): never;
+      lua_sethook(
+        L: FengariState,
+        hook: ((L: FengariState, ar: unknown) => void) | null,
+        mask: number,
+        count: number,
+      ): void;
     };
     lauxlib: {
       luaL_newstate(): FengariState;

@@ -39,6 +39,8 @@ export interface Host {
   command(argv: string[]): Reply;
   readonly random: Rand48;
   readonly sha1: ((text: string) => string) | undefined;
+  /** How long (ms, performance.now()) a script may run before it is stopped. */
+  readonly timeLimitMs: number;
 }
 
 /** Redis's error text for a message: a leading `-CODE` kept, else `ERR` added. */

@@ -1038,3 +1038,48 @@ describe("a user's script: memory node = redis-server", () => {
     }
   });
 });
+
+/**
+ * A script running past its time limit: redis-server answers other clients BUSY, and `SCRIPT KILL`
+ * from one of them stops it; a memory node has no other client, so it stops the script itself
+ * once past its limit (5 s by default, Redis's `lua-time-limit`). Both with a limit of 100 ms
+ * here: the caller must see the same error from both.
+ */
+describe("a script past its time limit: memory node = redis-server stopped by SCRIPT KILL", () => {
+  const LOOPS = [
+    ["an endless loop", "local i = 0\nwhile true do\n  i = i + 1\nend"],
+    [
+      "pcall cannot keep it running",
+      "while true do\n  pcall(function() while true do end end)\nend",
+    ],
+  ] as const;
+  it.each(LOOPS)("%s", async (_, source) => {
+    const sim = new SimNode({ now: () => Date.now(), sha1, scriptTimeLimitMs: 100 });
+    const simResult = sim.eval(source, [], []);
+    const real = dev.direct(0);
+    const killer = real.duplicate();
+    await killer.ping(); // connected before the server is busy
+    const [, limit = "5000"] = (await real.config("GET", "lua-time-limit")) as string[];
+    await real.config("SET", "lua-time-limit", "100");
+    try {
+      const running = real.eval(source, 0).then(
+        (value) => ({ value }),
+        (error: Error) => ({ error: error.message }),
+      );
+      // SCRIPT KILL answers NOTBUSY until the script is past lua-time-limit.
+      for (;;) {
+        const answer = await killer.script("KILL").then(String, (e: Error) => e.message);
+        if (answer === "OK") break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const realReply = await running;
+      expect("error" in realReply ? realReply.error : "").toMatch(/^ERR Script killed by user/);
+      expect(simResult.ok ? { value: simResult.value } : { error: simResult.error }).toEqual(
+        realReply,
+      );
+    } finally {
+      await real.config("SET", "lua-time-limit", limit);
+      killer.disconnect();
+    }
+  });
+});
