@@ -9,6 +9,8 @@ declare module "fengari" {
     lua: {
       LUA_OK: number;
       LUA_MASKCOUNT: number;
+      LUA_TNONE: number;
+      LUA_TFUNCTION: number;
       LUA_REGISTRYINDEX: number;
       LUA_TNIL: number;
       LUA_TBOOLEAN: number;
@@ -64,6 +66,7 @@ declare module "fengari" {
       lua_setglobal(L: FengariState, name: Uint8Array): void;
       lua_pcall(L: FengariState, nargs: number, nresults: number, handler: number): number;
       lua_error(L: FengariState): never;
+      lua_checkstack(L: FengariState, n: number): boolean;
       lua_sethook(
         L: FengariState,
         hook: ((L: FengariState, ar: unknown) => void) | null,

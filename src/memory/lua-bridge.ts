@@ -166,12 +166,21 @@ function setArray(L: State, name: string, values: readonly string[]): void {
   lua.lua_setglobal(L, to_luastring(name));
 }
 
+/**
+ * A Lua number as Redis replies it: C's `(long long)` cast, which on x86 gives -2^63 for what a
+ * 64-bit integer cannot hold (inf, nan, 1e300, 2^63).
+ */
+function integerReply(n: number): number {
+  return Math.abs(n) < 2 ** 63 ? Math.trunc(n) + 0 : -(2 ** 63);
+}
+
 /** The value at `index` as Redis returns a script's result. */
 function toClient(L: State, at: number): ScriptResult {
   // Absolute: the pushes below move relative indices.
   const index = at < 0 ? lua.lua_gettop(L) + at + 1 : at;
   const type = lua.lua_type(L, index);
-  if (type === lua.LUA_TNUMBER) return { ok: true, value: Math.trunc(lua.lua_tonumber(L, index)) };
+  if (type === lua.LUA_TNUMBER)
+    return { ok: true, value: integerReply(lua.lua_tonumber(L, index)) };
   if (type === lua.LUA_TSTRING) return { ok: true, value: utf8Text(lua.lua_tostring(L, index)) };
   if (type === lua.LUA_TBOOLEAN) return { ok: true, value: lua.lua_toboolean(L, index) ? 1 : null };
   if (type !== lua.LUA_TTABLE) return { ok: true, value: null };

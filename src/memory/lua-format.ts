@@ -117,6 +117,8 @@ export function format(L: State): number {
       continue;
     }
     if (arg > top) lauxlib.luaL_argerror(L, arg, to_luastring("no value"));
+    // 5.1's %s and %q take only strings and numbers (5.3's %s writes any value).
+    if (conv === "s" || conv === "q") lauxlib.luaL_checklstring(L, arg);
     const number = lua.lua_type(L, arg) === lua.LUA_TNUMBER;
     if ((conv === "s" || conv === "q") && number) {
       out += bytesText(

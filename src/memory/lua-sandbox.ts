@@ -16,6 +16,7 @@ import { format, tostring, utf8Text } from "./lua-format";
 import { random, randomseed } from "./lua-random";
 import * as redis from "./lua-redis";
 import { isReadonly, READONLY, setReadonly } from "./lua51";
+import { load, rep, tonumber } from "./lua51-base";
 
 const { lauxlib, lua, lualib, to_luastring } = fengari;
 type State = ReturnType<typeof lauxlib.luaL_newstate>;
@@ -106,6 +107,9 @@ export function openSandbox(L: State, host: () => redis.Host): object {
   setGlobal(L, "tostring", tostring);
   setGlobal(L, "error", redis.error);
   setGlobal(L, "pcall", redis.pcall);
+  lua.lua_getglobal(L, to_luastring("load"));
+  lua.lua_pushcclosure(L, load, 1);
+  lua.lua_setglobal(L, to_luastring("load"));
   lua.lua_getglobal(L, to_luastring("tonumber"));
   lua.lua_pushcclosure(L, tonumber, 1);
   lua.lua_setglobal(L, to_luastring("tonumber"));
@@ -116,6 +120,7 @@ export function openSandbox(L: State, host: () => redis.Host): object {
   lua.lua_getfield(L, -1, to_luastring("format"));
   lua.lua_pushcclosure(L, format, 1);
   lua.lua_setfield(L, -2, to_luastring("format"));
+  setField(L, "rep", rep);
   lua.lua_settop(L, 0);
   lua.lua_getglobal(L, to_luastring("math"));
   setField(L, "floor", (S) => pushNumber(S, Math.floor(lauxlib.luaL_checknumber(S, 1))));
@@ -172,44 +177,6 @@ function setmetatable(L: State): number {
   lua.lua_pushvalue(L, lua.lua_upvalueindex(1));
   lua.lua_insert(L, 1);
   lua.lua_call(L, lua.lua_gettop(L) - 1, 1);
-  return 1;
-}
-
-const ULONG_MAX = 2n ** 64n - 1n;
-
-/**
- * `tonumber(s, base)` as 5.1 has it: C's `strtoul` (a 64-bit unsigned value, saturated past
- * 2^64 - 1, a minus sign wrapping it) where 5.3's wraps to fengari's 32-bit integers; without a
- * base (or base 10), the library's own.
- */
-function tonumber(L: State): number {
-  const base = lua.lua_type(L, 2) <= 0 ? 10 : lauxlib.luaL_checkinteger(L, 2);
-  if (base === 10) {
-    if (lua.lua_gettop(L) > 1) lua.lua_settop(L, 1);
-    lua.lua_pushvalue(L, lua.lua_upvalueindex(1));
-    lua.lua_insert(L, 1);
-    lua.lua_call(L, lua.lua_gettop(L) - 1, 1);
-    return 1;
-  }
-  const text = utf8Text(lauxlib.luaL_checklstring(L, 1));
-  lauxlib.luaL_argcheck(L, base >= 2 && base <= 36, 2, to_luastring("base out of range"));
-  const [, sign = "", body = ""] = /^[ \t\n\v\f\r]*([+-]?)(.*)$/s.exec(text) ?? [];
-  let i = base === 16 && /^0[xX][0-9a-fA-F]/.test(body) ? 2 : 0;
-  const from = i;
-  let value = 0n;
-  for (; i < body.length; i++) {
-    const d = /[0-9a-zA-Z]/.test(body[i] as string) ? Number.parseInt(body[i] as string, 36) : base;
-    if (d >= base) break;
-    value = value * BigInt(base) + BigInt(d);
-  }
-  if (i === from || !/^[ \t\n\v\f\r]*$/.test(body.slice(i))) return pushNil(L);
-  if (value > ULONG_MAX) value = ULONG_MAX;
-  else if (sign === "-") value = (2n ** 64n - value) % 2n ** 64n;
-  return pushNumber(L, Number(value));
-}
-
-function pushNil(L: State): number {
-  lua.lua_pushnil(L);
   return 1;
 }
 
