@@ -46,10 +46,11 @@ const ZSET_COMMANDS = new Set(["ZADD", "ZREM", "ZCARD", "ZPOPMIN", "ZRANGE"]);
 
 const WRONGTYPE = { err: "WRONGTYPE Operation against a key holding the wrong kind of value" };
 const SYNTAX = { err: "ERR syntax error" };
+const NOT_INTEGER = { err: "ERR value is not an integer or out of range" };
 
 const int = (text: string): number | undefined => {
-  const value = Number(text);
-  return /^-?\d+$/.test(text) && Number.isSafeInteger(value) ? value : undefined;
+  const value = int64(text);
+  return value === undefined ? undefined : Number(value);
 };
 
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
@@ -281,12 +282,11 @@ export class Keyspace {
         return [first[0], formatScore(first[1])];
       }
       case "ZRANGE": {
-        const start = int(rest[0] ?? "");
-        const stop = int(rest[1] ?? "");
+        // Redis reads the options first (a syntax error), then the bounds.
         const withScores = rest[2]?.toUpperCase() === "WITHSCORES";
-        if (start === undefined || stop === undefined || rest.length > (withScores ? 3 : 2)) {
-          return SYNTAX;
-        }
+        if (rest.length > (withScores ? 3 : 2)) return SYNTAX;
+        const [start, stop] = [int(rest[0] ?? ""), int(rest[1] ?? "")];
+        if (start === undefined || stop === undefined) return NOT_INTEGER;
         const all = this.sorted(key, now);
         const from = start < 0 ? Math.max(0, all.length + start) : start;
         const to = stop < 0 ? all.length + stop : Math.min(stop, all.length - 1);

@@ -923,6 +923,26 @@ const USER_CASES: readonly UserCase[] = [
     name: "cjson.encode of a table holding itself",
     lua: "local t = {} t.t = t return cjson.encode(t)",
   },
+  {
+    name: "string.format %d of what 64 bits cannot hold",
+    lua: 'return string.format("%d %d %d %x %d %x %u %o %X %x %u", 2^63, 1e100, 0/0, 2^64, -2^63, -1, -1, 2^63, 0/0, 2^63 + 2^11, -1e300)',
+  },
+  ...[
+    ["a", "b"],
+    ["0", "b", "WITHSCORES"],
+    ["a", "1", "FOO"],
+    ["0", "-1", "withscores"],
+    ["-100", "100"],
+    ["1", "0"],
+  ].map((bounds) => ({
+    name: `ZRANGE ${bounds.join(" ")}`,
+    lua: "return redis.pcall('ZRANGE', KEYS[2], unpack(ARGV))",
+    args: bounds,
+    setup: [
+      ["ZADD", "z", "1", "a"],
+      ["ZADD", "z", "2", "b"],
+    ],
+  })),
   // SET's and ZADD's options, as users' scripts write them.
   ...[
     ["v", "NX", "PX", "1000"],
