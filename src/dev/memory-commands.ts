@@ -8,7 +8,7 @@
  * `SCRIPT EXISTS`/`FLUSH`), what its CLI and the README's samples read (`GET`, `PTTL`, `TYPE`,
  * `ZRANGE`), and a few for trying things by hand: `PING`, `ECHO`, `SET` with `NX`/`XX`/`GET`/`EX`/
  * `PX`/`EXAT`/`PXAT`/`KEEPTTL`, `DEL`, `EXISTS`, `EXPIRE` and `PEXPIRE` (with `NX`/`XX`/`GT`/`LT`),
- * `TTL`, `INCR`, `ZADD` (one member, no flags), `ZREM`, `ZCARD`, `ZPOPMIN`, `PUBLISH`, `KEYS`, `DBSIZE`, `FLUSHALL`,
+ * `TTL`, `INCR`, `ZADD` (several members, `NX`/`XX`/`GT`/`LT`/`CH`/`INCR`), `ZREM`, `ZCARD`, `ZPOPMIN`, `PUBLISH`, `KEYS`, `DBSIZE`, `FLUSHALL`,
  * `FLUSHDB`, `TIME`. Any other command is answered as Redis answers an unknown one,
  * `ERR unknown command 'hset', with args beginning with: …`, plus a note that the in-memory node
  * does not implement it: run the dev cluster on redis-server for those.

@@ -8,6 +8,9 @@ declare module "fengari" {
   const fengari: {
     lua: {
       LUA_OK: number;
+      LUA_MASKCOUNT: number;
+      LUA_TNONE: number;
+      LUA_TFUNCTION: number;
       LUA_REGISTRYINDEX: number;
       LUA_TNIL: number;
       LUA_TBOOLEAN: number;
@@ -63,6 +66,13 @@ declare module "fengari" {
       lua_setglobal(L: FengariState, name: Uint8Array): void;
       lua_pcall(L: FengariState, nargs: number, nresults: number, handler: number): number;
       lua_error(L: FengariState): never;
+      lua_checkstack(L: FengariState, n: number): boolean;
+      lua_sethook(
+        L: FengariState,
+        hook: ((L: FengariState, ar: unknown) => void) | null,
+        mask: number,
+        count: number,
+      ): void;
     };
     lauxlib: {
       luaL_newstate(): FengariState;
@@ -75,6 +85,7 @@ declare module "fengari" {
       luaL_checklstring(L: FengariState, arg: number): Uint8Array;
       luaL_checknumber(L: FengariState, arg: number): number;
       luaL_optinteger(L: FengariState, arg: number, def: number): number;
+      luaL_checkinteger(L: FengariState, arg: number): number;
       luaL_argerror(L: FengariState, arg: number, message: Uint8Array): never;
       luaL_argcheck(L: FengariState, ok: boolean, arg: number, message: Uint8Array): void;
       luaL_error(L: FengariState, message: Uint8Array): never;

@@ -1,11 +1,15 @@
 /**
  * The in-memory keyspace of a node: strings and sorted sets with millisecond expiry on
- * a virtual clock, and exactly the commands edgelock's Lua scripts call, with Redis 7 semantics
+ * a virtual clock, and the commands edgelock's Lua scripts call (SET and ZADD with the options users'
+ * scripts write too, `command-options.ts`), with Redis 7 semantics
  * (a key with deadline `when` is gone once `now > when`; PTTL rounds like Redis's `when - now`).
  * Replies use RESP's shapes: `null` for a nil bulk, `{ ok }` for a status, `{ err }` for an error.
  *
  * @module
  */
+
+import { cFormat } from "./c-format";
+import { int64, parseSet, parseZadd } from "./command-options";
 
 type Value =
   | { readonly type: "string"; value: string }
@@ -42,10 +46,11 @@ const ZSET_COMMANDS = new Set(["ZADD", "ZREM", "ZCARD", "ZPOPMIN", "ZRANGE"]);
 
 const WRONGTYPE = { err: "WRONGTYPE Operation against a key holding the wrong kind of value" };
 const SYNTAX = { err: "ERR syntax error" };
+const NOT_INTEGER = { err: "ERR value is not an integer or out of range" };
 
 const int = (text: string): number | undefined => {
-  const value = Number(text);
-  return /^-?\d+$/.test(text) && Number.isSafeInteger(value) ? value : undefined;
+  const value = int64(text);
+  return value === undefined ? undefined : Number(value);
 };
 
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
@@ -58,10 +63,16 @@ function parseScore(text: string): number | undefined {
   return DECIMAL.test(text) ? Number(text) : undefined;
 }
 
-/** Redis's text for a double (integers without a fraction; `inf`, `-inf`). */
+/**
+ * Redis 7.0's text for a score: C's `%.17g` (`0.1` is `0.10000000000000001`, `1e20` is `1e+20`),
+ * `inf`, `-inf`, and `0` for either zero.
+ */
 export const formatScore = (score: number): string => {
   if (!Number.isFinite(score)) return score > 0 ? "inf" : "-inf";
-  return Number.isInteger(score) ? String(score) : String(Number(score.toPrecision(17)));
+  if (score === 0) return "0";
+  return Number.isInteger(score) && Math.abs(score) < 1e17
+    ? String(score)
+    : cFormat(score, "g", "", "", "17");
 };
 
 /**
@@ -141,16 +152,8 @@ export class Keyspace {
         return this.#pexpire(now, key, rest);
       case "PTTL":
         return this.pttl(key, now);
-      case "INCR": {
-        const value = this.lookup(key, now);
-        if (value !== undefined && value.type !== "string") return WRONGTYPE;
-        const current = value === undefined ? 0 : int(value.value);
-        if (current === undefined) return { err: "ERR value is not an integer or out of range" };
-        const next = current + 1;
-        if (value === undefined) this.#data.set(key, { type: "string", value: String(next) });
-        else value.value = String(next);
-        return next;
-      }
+      case "INCR":
+        return this.#incr(now, key);
       case "TYPE":
         return { ok: this.lookup(key, now)?.type ?? "none" };
       default:
@@ -188,36 +191,81 @@ export class Keyspace {
     return 1;
   }
 
+  /** SET key value [NX | XX] [GET] [EX | PX | EXAT | PXAT n | KEEPTTL], as Redis 7.0 runs it. */
   #set(now: number, key: string, rest: readonly string[]): Reply {
-    let px: number | undefined;
-    if (rest.length === 3 && rest[1]?.toUpperCase() === "PX") {
-      px = int(rest[2] ?? "");
-      if (px === undefined || px <= 0) return { err: "ERR invalid expire time in 'set' command" };
-    } else if (rest.length !== 1) {
-      return SYNTAX;
+    const options = parseSet(rest, now);
+    if ("err" in options) return options;
+    const old = this.lookup(key, now);
+    if (options.get && old !== undefined && old.type !== "string") return WRONGTYPE;
+    const previous = options.get ? (old?.type === "string" ? old.value : null) : { ok: "OK" };
+    if ((options.nx && old !== undefined) || (options.xx && old === undefined)) {
+      return options.get ? previous : null;
     }
-    this.#data.set(key, { type: "string", value: rest[0] as string });
-    if (px === undefined) this.#expires.delete(key);
-    else this.#expires.set(key, now + px);
-    return { ok: "OK" };
+    this.#data.set(key, { type: "string", value: options.value });
+    if (options.deadline !== undefined) this.#expires.set(key, options.deadline);
+    else if (!options.keepTtl) this.#expires.delete(key);
+    return previous;
+  }
+
+  /** ZADD key [NX | XX] [GT | LT] [CH] [INCR] score member …, as Redis 7.0 runs it. */
+  #zadd(now: number, key: string, rest: readonly string[]): Reply {
+    const options = parseZadd(rest, parseScore);
+    if ("err" in options) return options;
+    const members = this.#zset(key, now);
+    if (members !== undefined && !(members instanceof Map)) return members;
+    if (members === undefined && options.xx) return options.incr ? null : 0;
+    const set = members ?? new Map<string, number>();
+    if (members === undefined) this.#data.set(key, { type: "zset", members: set });
+    let added = 0;
+    let updated = 0;
+    let processed = 0;
+    let last = 0;
+    for (const [given, member] of options.pairs) {
+      const current = set.get(member);
+      if (current === undefined) {
+        if (options.xx) continue;
+        set.set(member, given);
+        added++;
+        processed++;
+        last = given;
+        continue;
+      }
+      if (options.nx) continue;
+      const score = options.incr ? current + given : given;
+      if (Number.isNaN(score)) return { err: "ERR resulting score is not a number (NaN)" };
+      if ((options.lt && score >= current) || (options.gt && score <= current)) continue;
+      processed++;
+      last = score;
+      if (score !== current) {
+        set.set(member, score);
+        updated++;
+      }
+    }
+    if (options.incr) return processed > 0 ? formatScore(last) : null;
+    return options.ch ? added + updated : added;
+  }
+
+  /** INCR key: the value read as Redis reads a 64-bit integer. */
+  #incr(now: number, key: string): Reply {
+    const value = this.lookup(key, now);
+    if (value !== undefined && value.type !== "string") return WRONGTYPE;
+    const current = value === undefined ? 0n : int64(value.value);
+    if (current === undefined) return { err: "ERR value is not an integer or out of range" };
+    if (current === 2n ** 63n - 1n) return { err: "ERR increment or decrement would overflow" };
+    const next = String(current + 1n);
+    if (value === undefined) this.#data.set(key, { type: "string", value: next });
+    else value.value = next;
+    return Number(next);
   }
 
   #zcommand(now: number, name: string, key: string, rest: readonly string[]): Reply {
     if (!ZSET_COMMANDS.has(name))
       return { err: `ERR unknown command '${name}' ${UNKNOWN_COMMAND}` };
+    // ZADD reads its scores before it looks at the key's type.
+    if (name === "ZADD") return this.#zadd(now, key, rest);
     const members = this.#zset(key, now);
     if (members !== undefined && !(members instanceof Map)) return members;
     switch (name) {
-      case "ZADD": {
-        if (rest.length !== 2) return SYNTAX;
-        const score = parseScore(rest[0] as string);
-        if (score === undefined) return { err: "ERR value is not a valid float" };
-        const set = members ?? new Map<string, number>();
-        if (members === undefined) this.#data.set(key, { type: "zset", members: set });
-        const added = set.has(rest[1] as string) ? 0 : 1;
-        set.set(rest[1] as string, score);
-        return added;
-      }
       case "ZREM": {
         if (members === undefined) return 0;
         const removed = rest.filter((m) => members.delete(m)).length;
@@ -234,12 +282,11 @@ export class Keyspace {
         return [first[0], formatScore(first[1])];
       }
       case "ZRANGE": {
-        const start = int(rest[0] ?? "");
-        const stop = int(rest[1] ?? "");
+        // Redis reads the options first (a syntax error), then the bounds.
         const withScores = rest[2]?.toUpperCase() === "WITHSCORES";
-        if (start === undefined || stop === undefined || rest.length > (withScores ? 3 : 2)) {
-          return SYNTAX;
-        }
+        if (rest.length > (withScores ? 3 : 2)) return SYNTAX;
+        const [start, stop] = [int(rest[0] ?? ""), int(rest[1] ?? "")];
+        if (start === undefined || stop === undefined) return NOT_INTEGER;
         const all = this.sorted(key, now);
         const from = start < 0 ? Math.max(0, all.length + start) : start;
         const to = stop < 0 ? all.length + stop : Math.min(stop, all.length - 1);

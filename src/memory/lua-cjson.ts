@@ -71,7 +71,8 @@ function encodeAt(L: State, at: number, depth: number): string {
   if (type !== lua.LUA_TTABLE) {
     return fail(L, fengari.to_jsstring(lua.lua_typename(L, type)), "type not supported");
   }
-  if (depth > MAX_DEPTH) {
+  // As cjson: too deep, or no room left on the Lua stack (a table holding itself).
+  if (depth > MAX_DEPTH || !lua.lua_checkstack(L, 3)) {
     return lauxlib.luaL_error(L, to_luastring(`Cannot serialise, excessive nesting (${depth})`));
   }
   const length = arrayLength(L, index);

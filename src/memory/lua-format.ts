@@ -50,6 +50,17 @@ const SPEC = /%([-+ #0]*)(\d*)(?:\.(\d*))?([a-zA-Z%])/y;
 const TWO64 = 2n ** 64n;
 
 /** A C integer conversion of `n` (truncated toward zero; negative as 64-bit unsigned for u/o/x). */
+/** C's `(long long)x` on x86: -2^63 for nan and what 64 bits cannot hold. */
+const toInt64 = (x: number): bigint =>
+  Math.abs(x) < 2 ** 63 ? BigInt(Math.trunc(x)) : -(2n ** 63n);
+
+/** C's `(unsigned long long)x` as gcc compiles it for x86 (2^63 for nan, 0 from 2^64 up). */
+function toUint64(x: number): bigint {
+  if (!(x >= 2 ** 63)) return BigInt.asUintN(64, toInt64(x));
+  const high = x - 2 ** 63;
+  return high < 2 ** 63 ? BigInt(Math.trunc(high)) + 2n ** 63n : 0n;
+}
+
 function integer(
   n: number,
   flags: string,
@@ -57,9 +68,9 @@ function integer(
   precision: string | undefined,
   conv: string,
 ): string {
-  const value = Number.isFinite(n) ? BigInt(Math.trunc(n)) : 0n;
+  const signed = conv === "d" || conv === "i" || conv === "c";
+  const value = signed ? toInt64(n) : toUint64(n);
   if (conv === "c") return String.fromCharCode(Number(BigInt.asUintN(8, value)));
-  const signed = conv === "d" || conv === "i";
   const unsigned = value < 0n && !signed ? value + TWO64 : value;
   const magnitude = unsigned < 0n ? -unsigned : unsigned;
   const radix = conv === "o" ? 8 : conv === "x" || conv === "X" ? 16 : 10;
@@ -117,6 +128,8 @@ export function format(L: State): number {
       continue;
     }
     if (arg > top) lauxlib.luaL_argerror(L, arg, to_luastring("no value"));
+    // 5.1's %s and %q take only strings and numbers (5.3's %s writes any value).
+    if (conv === "s" || conv === "q") lauxlib.luaL_checklstring(L, arg);
     const number = lua.lua_type(L, arg) === lua.LUA_TNUMBER;
     if ((conv === "s" || conv === "q") && number) {
       out += bytesText(

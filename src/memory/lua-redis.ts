@@ -1,7 +1,7 @@
 /**
  * The `redis` library a script sees, as Redis 7.0 gives it: `redis.call` / `redis.pcall` into the
  * node's keyspace (a nil bulk becomes `false`, a status `{ok=…}`, an error `{err=…}`, an integer a
- * number; a Lua number argument becomes its integer text), `redis.error_reply`,
+ * number; a Lua number argument becomes its `%.17g` text), `redis.error_reply`,
  * `redis.status_reply`, `redis.sha1hex`, `redis.log` and its levels, `redis.setresp(2)`; Redis's
  * `pcall`, which hands a script an error raised by `redis.call` as its text; and the message
  * handler that gives a failed script Redis's `… script: <sha>, on @user_script:<line>.`
@@ -12,6 +12,7 @@
  */
 
 import fengari from "fengari";
+import { cFormat } from "./c-format";
 import { ARITY, type Reply } from "./keyspace";
 import { bytesText, textBytes, utf8Text } from "./lua-format";
 import type { Rand48 } from "./lua-random";
@@ -38,6 +39,8 @@ export interface Host {
   command(argv: string[]): Reply;
   readonly random: Rand48;
   readonly sha1: ((text: string) => string) | undefined;
+  /** How long (ms, performance.now()) a script may run before it is stopped. */
+  readonly timeLimitMs: number;
 }
 
 /** Redis's error text for a message: a leading `-CODE` kept, else `ERR` added. */
@@ -68,9 +71,14 @@ export function raise(L: State, text: string): never {
   return lua.lua_error(L);
 }
 
-/** Redis's text for a Lua number argument (an integer has no fraction). */
+/**
+ * Redis 7.0's text for a Lua number argument: C's `%.17g` (`0.1` is `0.10000000000000001`, `1e20`
+ * is `1e+20`, `-0` is `-0`, infinities `inf`/`-inf`, `0/0` glibc's `-nan`).
+ */
 const numberText = (n: number): string =>
-  Number.isInteger(n) ? String(n) : String(Number(n.toPrecision(17)));
+  Number.isInteger(n) && Math.abs(n) < 1e17 && !Object.is(n, -0)
+    ? String(n)
+    : cFormat(n, "g", "", "", "17");
 
 /** An error of `redis.call` (raised) or `redis.pcall` (returned). */
 function fail(L: State, raiseErrors: boolean, text: string): number {

@@ -2,7 +2,7 @@
  * The environment a memory node's scripts run in, built once per Lua state as Redis 7.0 builds its
  * own: the base, table, string, math and coroutine libraries in their Lua 5.1 shape (5.3's
  * additions removed, `unpack`, `loadstring`, `math.pow`, `table.getn` and the like put back),
- * `tostring`, `error`, `pcall`, `setmetatable`, `string.format`, `math.floor`/`ceil`/`random` as
+ * `tostring`, `tonumber` with a base, `error`, `pcall`, `setmetatable`, `string.format`, `math.floor`/`ceil`/`random` as
  * 5.1 and Redis have them, the `redis` and `cjson` libraries, and the protection: reading an unset
  * global is an error, and every table reachable from the globals (and the string metatable) is
  * read-only. What Redis has and a memory node does not model is refused by name.
@@ -16,6 +16,7 @@ import { format, tostring, utf8Text } from "./lua-format";
 import { random, randomseed } from "./lua-random";
 import * as redis from "./lua-redis";
 import { isReadonly, READONLY, setReadonly } from "./lua51";
+import { load, rep, tonumber } from "./lua51-base";
 
 const { lauxlib, lua, lualib, to_luastring } = fengari;
 type State = ReturnType<typeof lauxlib.luaL_newstate>;
@@ -106,6 +107,12 @@ export function openSandbox(L: State, host: () => redis.Host): object {
   setGlobal(L, "tostring", tostring);
   setGlobal(L, "error", redis.error);
   setGlobal(L, "pcall", redis.pcall);
+  lua.lua_getglobal(L, to_luastring("load"));
+  lua.lua_pushcclosure(L, load, 1);
+  lua.lua_setglobal(L, to_luastring("load"));
+  lua.lua_getglobal(L, to_luastring("tonumber"));
+  lua.lua_pushcclosure(L, tonumber, 1);
+  lua.lua_setglobal(L, to_luastring("tonumber"));
   lua.lua_getglobal(L, to_luastring("setmetatable"));
   lua.lua_pushcclosure(L, setmetatable, 1);
   lua.lua_setglobal(L, to_luastring("setmetatable"));
@@ -113,6 +120,7 @@ export function openSandbox(L: State, host: () => redis.Host): object {
   lua.lua_getfield(L, -1, to_luastring("format"));
   lua.lua_pushcclosure(L, format, 1);
   lua.lua_setfield(L, -2, to_luastring("format"));
+  setField(L, "rep", rep);
   lua.lua_settop(L, 0);
   lua.lua_getglobal(L, to_luastring("math"));
   setField(L, "floor", (S) => pushNumber(S, Math.floor(lauxlib.luaL_checknumber(S, 1))));

@@ -2,7 +2,8 @@
  * What makes fengari's Lua 5.3 look like Redis's Lua 5.1 to a script, where the difference is in
  * the VM rather than in a library: 5.3's operators (`//`, `&`, `|`, `~`, `<<`, `>>`, `::`) are
  * syntax errors, every number is a double (a numeral in the source or a string
- * read as a number becomes a float, as in 5.1, instead of a 32-bit fengari integer that wraps), a
+ * read as a number becomes a float, as in 5.1, instead of a 32-bit fengari integer that wraps, hex
+ * numerals included), a
  * number becomes text as 5.1's `%.14g` writes it (`10/2 .. ""` is `"5"`, not `"5.0"`), and a
  * table can be made read-only as Redis 7 makes the globals and the libraries ("Attempt to modify
  * a readonly table").
@@ -31,6 +32,21 @@ export function formatNumber(n: number): string {
   // Most numbers a script writes: whole and below 10^14, which %.14g writes as they are.
   if (Number.isInteger(n) && Math.abs(n) < 1e14 && !Object.is(n, -0)) return String(n);
   return cFormat(n, "g", "", "", "14");
+}
+
+const HEX = /^\s*([+-]?)0[xX]([0-9a-fA-F]+)\s*$/;
+
+/**
+ * A hexadecimal numeral's value as 5.1 reads it (C's `strtod`: exact, then rounded to a double),
+ * where fengari's 32-bit integers wrap (`0xffffffff` would be -1).
+ */
+function hexValue(s: Uint8Array): number | undefined {
+  let text = "";
+  for (let i = 0; i < s.length && s[i] !== 0; i++) text += String.fromCharCode(s[i] as number);
+  const match = HEX.exec(text);
+  if (match === null) return undefined;
+  const value = Number(BigInt(`0x${match[2]}`));
+  return match[1] === "-" ? -value : value;
 }
 
 let active = 0;
@@ -84,7 +100,8 @@ export function patchFengari(): void {
   const str2num = lobject.luaO_str2num;
   lobject.luaO_str2num = (s: Uint8Array, o: TValue) => {
     const size = str2num(s, o);
-    if (active !== 0 && size !== 0 && o.ttisinteger()) o.setfltvalue(Number(o.value));
+    if (active !== 0 && size !== 0 && o.ttisinteger())
+      o.setfltvalue(hexValue(s) ?? Number(o.value));
     return size;
   };
   // Lua 5.3's operators that 5.1 does not have: 5.1's lexer reads their first character and its

@@ -9,7 +9,7 @@
  */
 
 import { Keyspace, type Reply } from "./keyspace";
-import { LuaBridge, type ScriptResult } from "./lua-bridge";
+import { DEFAULT_TIME_LIMIT_MS, LuaBridge, type ScriptResult } from "./lua-bridge";
 import { Rand48 } from "./lua-random";
 
 export type { ScriptResult } from "./lua-bridge";
@@ -27,6 +27,12 @@ export interface SimNodeOptions {
    * Node-only callers (the simulation, the dev cluster) pass `node:crypto`'s here.
    */
   readonly sha1?: ((source: string) => string) | undefined;
+  /**
+   * How long (ms of real time) a script may run before the node stops it with the error
+   * redis-server gives a script stopped by `SCRIPT KILL`.
+   * @default 5000 (Redis's `lua-time-limit`)
+   */
+  readonly scriptTimeLimitMs?: number | undefined;
 }
 
 const NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL.";
@@ -53,6 +59,7 @@ export class SimNode {
   onPublish: ((channel: string, message: string) => void) | undefined;
   readonly #now: () => number;
   readonly #sha1: ((source: string) => string) | undefined;
+  readonly #timeLimitMs: number;
   readonly #space = new Keyspace();
   /** `math.random`'s generator: one per node, as one per redis-server. */
   readonly #random = new Rand48();
@@ -65,6 +72,7 @@ export class SimNode {
   constructor(options: SimNodeOptions) {
     this.#now = options.now;
     this.#sha1 = options.sha1;
+    this.#timeLimitMs = options.scriptTimeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
     this.onPublish = options.onPublish;
   }
 
@@ -152,6 +160,7 @@ export class SimNode {
       command: (argv: string[]) => this.#command(now, argv),
       random: this.#random,
       sha1: this.#sha1,
+      timeLimitMs: this.#timeLimitMs,
     };
     return this.#bridge.run(source, keys, args, host, sha);
   }
