@@ -13,15 +13,19 @@ import { describe, expect, it, vi } from "vitest";
 import { isConfigurationError, type Lock } from "../../src/index";
 import type { ContractCluster, JobAnswer, Surface } from "./harness";
 
-/** Where a surface's name starts: the table's `notFor` keys. */
-export type Kind =
-  | "hono lock()"
-  | "hono idempotency()"
-  | "lambda withLock"
-  | "lambda withIdempotency"
-  | "lambda dedupeScheduled"
-  | "workers dedupeScheduled"
-  | "once()";
+/** Where a surface's name starts: the table's `notFor` keys, every kind of surface. */
+export const KINDS = [
+  "hono lock()",
+  "hono idempotency()",
+  "lambda withLock",
+  "lambda withIdempotency",
+  "lambda dedupeScheduled",
+  "workers dedupeScheduled",
+  "once()",
+] as const;
+
+/** One of {@link KINDS}. */
+export type Kind = (typeof KINDS)[number];
 
 /** One promise. */
 export interface Case {
@@ -334,17 +338,7 @@ async function refused(construct: () => unknown): Promise<string | undefined> {
 
 /** The kind a surface's name starts with. */
 function kindOf(surface: Surface): Kind {
-  const kind = (
-    [
-      "hono lock()",
-      "hono idempotency()",
-      "lambda withLock",
-      "lambda withIdempotency",
-      "lambda dedupeScheduled",
-      "workers dedupeScheduled",
-      "once()",
-    ] as const
-  ).find((k) => surface.name.startsWith(k));
+  const kind = KINDS.find((k) => surface.name.startsWith(k));
   if (kind === undefined) throw new Error(`${surface.name}: not a kind of the table`);
   return kind;
 }

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { useDevCluster } from "../support/dev-cluster";
-import { CASES, type Kind, runContract } from "./cases";
+import { CASES, KINDS, type Kind, runContract } from "./cases";
 import { ContractCluster } from "./harness";
 import {
   honoIdempotency,
@@ -64,15 +64,7 @@ describe("the contract table", () => {
   });
 
   it("every case applies to some surface, and every surface makes some promise", () => {
-    const kinds: Kind[] = [
-      "hono lock()",
-      "hono idempotency()",
-      "lambda withLock",
-      "lambda withIdempotency",
-      "lambda dedupeScheduled",
-      "workers dedupeScheduled",
-      "once()",
-    ];
+    const kinds: readonly Kind[] = KINDS;
     for (const c of CASES) expect(kinds.some((k) => c.notFor[k] === undefined)).toBe(true);
     for (const k of kinds) expect(CASES.some((c) => c.notFor[k] === undefined)).toBe(true);
   });
