@@ -195,7 +195,9 @@ export async function acquireLoop(
       looks++;
       const { outcomes, why, durationMs, busy } = verdict;
       if (signal?.aborted) {
-        // The caller gave up while this round ran: undo whatever it granted.
+        // The caller gave up while this round ran: undo whatever it granted, and let the seat
+        // know where a busy round registered it, so that stopping leaves those rooms too.
+        if (busy) seat.refused(round, outcomes);
         await cleanup(core, round, spec);
         throw signal.reason;
       }
