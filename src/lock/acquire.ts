@@ -14,13 +14,13 @@ import { type Holds, holdsOf } from "./holds";
 import type { KeySet } from "./keyset";
 import { judge, look, type Verdict } from "./look";
 import type { ResolvedCall } from "./options";
-import { Pacing } from "./pacing";
-import type { LineSpot, LocalHold, LocalLine, NextRound } from "./queue";
-import { RoomSeat } from "./room";
 import type { RoundSpec, RoundTerms } from "./spec";
 import { newToken } from "./timing";
-import { afterAttempts } from "./tried";
-import { type HandedRound, waitTurn } from "./turn";
+import { Pacing } from "./wait/pacing";
+import type { LineSpot, LocalHold, LocalLine, NextRound } from "./wait/queue";
+import { RoomSeat } from "./wait/room";
+import { afterAttempts } from "./wait/tried";
+import { type HandedRound, waitTurn } from "./wait/turn";
 
 /** A successful acquisition, before it is wrapped in a `Lock`. */
 export interface Grant {

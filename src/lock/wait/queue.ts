@@ -1,6 +1,6 @@
-import type { NodeOutcome } from "../errors";
-import type { Round } from "../quorum";
-import type { RoomEntry, RoomRegistration } from "../scripts";
+import type { NodeOutcome } from "../../errors";
+import type { Round } from "../../quorum";
+import type { RoomEntry, RoomRegistration } from "../../scripts";
 
 /** A place in a {@link LocalLine}, kept by the caller that waits in it. */
 export interface LineSpot {

@@ -1,4 +1,4 @@
-import { random } from "./timing";
+import { random } from "../timing";
 
 /**
  * Slack when comparing a holder's PTTL with the one seen earlier (ms): PTTLs of one grant differ a

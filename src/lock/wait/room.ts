@@ -1,9 +1,9 @@
-import type { NodeOutcome } from "../errors";
-import type { Round } from "../quorum";
-import type { RoomRegistration } from "../scripts";
-import type { Keys, LockCore } from "./core";
-import type { ResolvedCall } from "./options";
-import type { RoundSpec } from "./spec";
+import type { NodeOutcome } from "../../errors";
+import type { Round } from "../../quorum";
+import type { RoomRegistration } from "../../scripts";
+import type { Keys, LockCore } from "../core";
+import type { ResolvedCall } from "../options";
+import type { RoundSpec } from "../spec";
 import { registration, type WaiterEntry, waiterEntry } from "./wake";
 
 /** The node may have registered the waiter: held by another, or no answer (it may have run). */

@@ -1,6 +1,6 @@
-import type { Round } from "../quorum";
+import type { Round } from "../../quorum";
+import { sleep } from "../timing";
 import type { LineSpot, LocalLine, NextRound, Offer } from "./queue";
-import { sleep } from "./timing";
 
 /** A round a releasing grant of this instance runs for us (see `handoverRound`). */
 export interface HandedRound {

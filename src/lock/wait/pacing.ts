@@ -1,10 +1,10 @@
-import type { Budget } from "../budget";
-import { LockBusyError, type LockError, type NodeOutcome } from "../errors";
-import type { KeyTriple } from "../scripts";
+import type { Budget } from "../../budget";
+import { LockBusyError, type LockError, type NodeOutcome } from "../../errors";
+import type { KeyTriple } from "../../scripts";
+import type { Keys, LockCore } from "../core";
+import { random, sleep } from "../timing";
 import { Backoff } from "./backoff";
-import type { Keys, LockCore } from "./core";
 import type { LineSpot, LocalLine } from "./queue";
-import { random, sleep } from "./timing";
 import type { Watch } from "./wake";
 
 /** What a refused look tells {@link Pacing.plan}. */

@@ -1,6 +1,6 @@
-import type { RestNode, SubscriberLike } from "../node";
-import type { RoomRegistration } from "../scripts";
-import { newToken, unref } from "./timing";
+import type { RestNode, SubscriberLike } from "../../node";
+import type { RoomRegistration } from "../../scripts";
+import { newToken, unref } from "../timing";
 
 /**
  * Wake-up on release (the `wake` option). Polling a busy lock costs a request per look and

@@ -1,4 +1,4 @@
-import { isQuorumError, type LockError, QuorumError } from "../errors";
+import { isQuorumError, type LockError, QuorumError } from "../../errors";
 
 /**
  * The failure a waiting acquire gives up with, saying how long and how often it tried: a

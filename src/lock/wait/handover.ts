@@ -1,12 +1,12 @@
-import type { Budget } from "../budget";
-import type { NodeStatus } from "../errors";
-import type { RestNode } from "../node";
-import { fanOut, type NodeAnswer, type Round, roundTimer } from "../quorum";
-import { type CasReply, evalScript, HANDOVER, scriptKeys, tombstoneKey } from "../scripts";
-import { acquireAnswer, type LockCore, reservationFor, SHARED_TIMER_MAX_NODES } from "./core";
-import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
+import type { Budget } from "../../budget";
+import type { NodeStatus } from "../../errors";
+import type { RestNode } from "../../node";
+import { fanOut, type NodeAnswer, type Round, roundTimer } from "../../quorum";
+import { type CasReply, evalScript, HANDOVER, scriptKeys, tombstoneKey } from "../../scripts";
+import { acquireAnswer, type LockCore, reservationFor, SHARED_TIMER_MAX_NODES } from "../core";
+import { casStatus, type Holds, mayHold, NOT_THERE } from "../holds";
+import type { AcquireSpec, Keys } from "../spec";
 import type { NextRound } from "./queue";
-import type { AcquireSpec, Keys } from "./spec";
 
 /** The grant a hand-over ends: its keys, token and `holds`, and the budget sending the requests. */
 export interface Releasing {
