@@ -11,13 +11,13 @@ import {
 } from "./failure";
 import { type Holds, holdsOf } from "./holds";
 import type { KeySet } from "./keyset";
-import { judge, look, type Verdict } from "./look";
+import { judge, type Verdict } from "./look";
 import type { ResolvedCall } from "./options";
 import type { RoundSpec, RoundTerms } from "./spec";
 import { newToken } from "./timing";
-import { CombinedWaiter } from "./wait/combined";
+import { combinedWaiter } from "./wait/combined";
 import type { LocalHold } from "./wait/queue";
-import { Tries } from "./wait/tried";
+import { type Tries, triesOf } from "./wait/tried";
 import type { Waiter } from "./wait/waiter";
 
 /** A successful acquisition, before it is wrapped in a `Lock`. */
@@ -96,7 +96,7 @@ export function grantOf(core: LockCore, target: KeySet, won: Won): Grant {
  * ({@link Tries}) and pause.
  *
  * How a caller waits is its {@link Waiter}'s alone (`src/lock/wait/`: today the local line, the
- * wait room and pacing, combined in {@link CombinedWaiter}). None of it decides who holds the
+ * wait room and pacing, combined in {@link combinedWaiter}). None of it decides who holds the
  * lock: every grant is an acquire round — this loop's look or one a release handed over — judged
  * by {@link judge}.
  *
@@ -116,9 +116,6 @@ export async function acquireLoop(
   const { lease, budget, signal } = call;
   const began = performance.now();
   const waitUntil = began + call.wait;
-  // Waiting in line also stops where the budget would leave no more than its reserve.
-  const lineUntil =
-    budget === undefined ? waitUntil : Math.min(waitUntil, budget.deadline - budget.reserve);
   // A round (and a fence raise when fencing on N > 1), then the release.
   const spare = (core.options.fencing && n > 1 ? 2 * n : n) + n;
   // The round this caller runs next, sized now (a handover sizes it when the release runs).
@@ -127,21 +124,18 @@ export async function acquireLoop(
     const shortfall = budget && budgetShortfall(core, budget, { ttl, requests: spare });
     return shortfall ?? { token: newToken(), ttl, timeoutMs: core.timeoutFor(ttl) };
   };
-  const plan = { key, keys, began, waitUntil, lineUntil, spare, size };
-  const waiter: Waiter = new CombinedWaiter(core, call, plan);
-  const tries = new Tries(core, key, began);
+  const plan = { key, keys, began, waitUntil, spare, size };
+  const waiter: Waiter = combinedWaiter(core, call, plan);
+  const tries = triesOf(core, key, began);
 
   try {
     for (let attempt = 0; ; attempt++) {
-      const turn = await waiter.turn();
-      if (turn === false) throw tries.failure() ?? waiter.unheard();
-      const handed = turn === true ? undefined : turn;
+      const handed = await waiter.turn(tries.failure);
       const next = handed?.next ?? size();
       if (next instanceof Error) throw tries.short(next);
       const { token, ttl, timeoutMs } = next;
       const spec: RoundSpec = { keys, token, ttl, timeoutMs, budget };
-      const round = await (handed?.round ??
-        look(core, { ...spec, waiter: waiter.registration }, waiter.probeAt));
+      const round = await (handed?.round ?? waiter.look(spec));
       const verdict = await judge(core, round, spec);
       const { outcomes, why, durationMs, busy } = verdict;
       if (signal?.aborted) {

@@ -1,16 +1,12 @@
-import type { LockError } from "../../errors";
-import type { Round } from "../../quorum";
-import type { RoomRegistration } from "../../scripts";
 import type { LockCore } from "../core";
 import { unheardFailure } from "../failure";
-import type { Verdict } from "../look";
+import { look } from "../look";
 import type { ResolvedCall } from "../options";
-import type { RoundSpec } from "../spec";
 import { Pacing } from "./pacing";
 import type { LineSpot, LocalLine, NextRound } from "./queue";
 import { RoomSeat } from "./room";
-import { type HandedRound, waitTurn } from "./turn";
-import type { Refused, Waiter, WaitPlan } from "./waiter";
+import { waitTurn } from "./turn";
+import type { Waiter, WaitPlan } from "./waiter";
 
 /**
  * The {@link Waiter} every acquire uses: three strategies combined, each a unit of its own and
@@ -29,108 +25,76 @@ import type { Refused, Waiter, WaitPlan } from "./waiter";
  * None of them decides who holds the lock: a look, handed over or not, is granted only by `judge`.
  *
  * @example
- * const waiter: Waiter = new CombinedWaiter(core, call, plan);
+ * const waiter: Waiter = combinedWaiter(core, call, plan);
  */
-export class CombinedWaiter implements Waiter {
-  readonly #seat: RoomSeat;
-  readonly #pacing: Pacing;
-  /**
-   * Longest a live first waiter goes without a sign of life: a retry sleep plus a look (probe,
-   * round, fence raise, cleanup: a request timeout each).
-   */
-  readonly #patience: number;
-  #line: LocalLine | undefined;
-  #spot: LineSpot | undefined;
-
-  constructor(
-    private readonly core: LockCore,
-    private readonly call: ResolvedCall,
-    private readonly plan: WaitPlan,
-  ) {
-    const { began, lineUntil, keys } = plan;
-    this.#patience = core.options.retryDelayMax + 4 * core.timeoutFor(call.lease);
-    this.#seat = new RoomSeat(core, call, keys, { began, until: lineUntil });
-    this.#pacing = new Pacing(core, keys);
-  }
-
-  get registration(): RoomRegistration | undefined {
-    return this.#seat.registration;
-  }
-
-  get probeAt(): number | undefined {
-    return this.#pacing.probeAt;
-  }
-
-  /**
-   * Wait in the local line when someone of this instance holds or waits for the key (or this
-   * caller already stands in it), standing ready to take the key over from a releasing grant.
-   */
-  async turn(): Promise<HandedRound | boolean> {
-    const { core, call, plan } = this;
-    const { signal } = call;
-    if (
-      call.wait > 0 &&
-      (this.#spot !== undefined || core.lines.peek(core.lineKey(plan.keys))?.idle === false)
-    ) {
-      const [line, spot] = this.#join();
-      if (!line.isTurn(spot)) {
-        const next = () => this.#next();
-        const waited = await waitTurn(line, spot, { until: plan.lineUntil, signal, next });
-        if (typeof waited === "boolean") {
-          if (signal?.aborted) throw signal.reason;
-          if (!waited) return false;
-        }
-        this.#pacing.turn();
-        return waited;
-      }
-    }
-    return true;
-  }
-
-  granted(round: Round<number>, spec: RoundSpec): void {
-    this.#pacing.granted();
-    this.#seat.granted(round, spec);
-  }
-
-  refused(round: Round<number>, verdict: Pick<Verdict, "busy" | "outcomes">): void {
-    if (verdict.busy) this.#seat.refused(round, verdict.outcomes);
-  }
-
-  /** Plan the sleep, stand in the line from the first refused look on, then sleep. */
-  async pause(refused: Refused): Promise<void> {
-    const { call, plan } = this;
-    const { signal } = call;
-    const delay = this.#pacing.plan(refused, plan.waitUntil, call.budget, plan.spare);
-    // From the first failed look on, wait in line with the other callers of this instance.
-    const [line, spot] = this.#join();
-    line.seen(spot);
-    line.last = refused.last;
-    await this.#pacing.pause(line, spot, { delay, signal, member: this.#seat.entry?.member });
-    if (signal?.aborted) throw signal.reason;
-  }
-
-  unheard(): LockError {
-    return unheardFailure(this.core, this.plan.key, this.#join()[0]);
-  }
-
-  stop(): void {
-    if (this.#spot !== undefined) this.#line?.leave(this.#spot);
-    this.#pacing.close();
-    this.#seat.stopped(this.plan.keys);
-  }
-
+export function combinedWaiter(core: LockCore, call: ResolvedCall, plan: WaitPlan): Waiter {
+  const { key, keys, began, waitUntil, spare } = plan;
+  const { signal, budget } = call;
+  // Waiting in line also stops where the budget would leave no more than its reserve.
+  const lineUntil =
+    budget === undefined ? waitUntil : Math.min(waitUntil, budget.deadline - budget.reserve);
+  // Longest a live first waiter goes without a sign of life: a retry sleep plus a look (probe,
+  // round, fence raise, cleanup: a request timeout each).
+  const patience = core.options.retryDelayMax + 4 * core.timeoutFor(call.lease);
+  const seat = new RoomSeat(core, call, keys, { began, until: lineUntil });
+  const pacing = new Pacing(core, keys);
+  let line: LocalLine | undefined;
+  let spot: LineSpot | undefined;
   /** This caller's line and its spot in it, joined at its room place on first use. */
-  #join(): [LocalLine, LineSpot] {
-    this.#line ??= this.core.lines.of(this.core.lineKey(this.plan.keys));
-    this.#spot ??= this.#line.join(this.#patience, this.#seat.entry?.place);
-    return [this.#line, this.#spot];
-  }
-
+  const join = (): [LocalLine, LineSpot] => {
+    line ??= core.lines.of(core.lineKey(keys));
+    spot ??= line.join(patience, seat.entry?.place);
+    return [line, spot];
+  };
   /** The round a hand-over runs for this caller, sized when the release runs. */
-  #next(): NextRound | undefined {
-    const terms = this.plan.size();
+  const next = (): NextRound | undefined => {
+    const terms = plan.size();
     if (terms instanceof Error) return undefined;
-    const seat = this.#seat;
     return { ...terms, waiter: seat.registration, entry: seat.entry };
-  }
+  };
+  return {
+    look: (spec) => look(core, { ...spec, waiter: seat.registration }, pacing.probeAt),
+    // Wait in the local line when someone of this instance holds or waits for the key (or this
+    // caller already stands in it), standing ready to take the key over from a releasing grant.
+    async turn(failure) {
+      if (
+        call.wait > 0 &&
+        (spot !== undefined || core.lines.peek(core.lineKey(keys))?.idle === false)
+      ) {
+        const [line, spot] = join();
+        if (!line.isTurn(spot)) {
+          const waited = await waitTurn(line, spot, { until: lineUntil, signal, next });
+          if (typeof waited === "boolean") {
+            if (signal?.aborted) throw signal.reason;
+            if (!waited) throw failure() ?? unheardFailure(core, key, line);
+          }
+          pacing.turn();
+          if (waited !== true) return waited;
+        }
+      }
+      return undefined;
+    },
+    granted(round, spec) {
+      pacing.granted();
+      seat.granted(round, spec);
+    },
+    refused(round, verdict) {
+      if (verdict.busy) seat.refused(round, verdict.outcomes);
+    },
+    // Plan the sleep, stand in the line from the first refused look on, then sleep.
+    async pause(refused) {
+      const delay = pacing.plan(refused, waitUntil, budget, spare);
+      // From the first failed look on, wait in line with the other callers of this instance.
+      const [line, spot] = join();
+      line.seen(spot);
+      line.last = refused.last;
+      await pacing.pause(line, spot, { delay, signal, member: seat.entry?.member });
+      if (signal?.aborted) throw signal.reason;
+    },
+    stop() {
+      if (spot !== undefined) line?.leave(spot);
+      pacing.close();
+      seat.stopped(keys);
+    },
+  };
 }

@@ -49,66 +49,61 @@ export function afterAttempts(error: LockError, looks: number, elapsedMs: number
  * thrown, never whether another look follows.
  *
  * @example
- * const tries = new Tries(core, key, began);
+ * const tries = triesOf(core, key, began);
  * const refused = tries.refused(verdict);
  * if (performance.now() >= waitUntil) throw tries.giveUp(refused.error);
  */
-export class Tries {
-  /** The error to report if waiting ends now: the last look that said something. */
-  #error: LockError | undefined;
-  #why: string | undefined;
-  /** The last look on every node (not a probe): what a busy probe's error reports. */
-  #round: LastLook | undefined;
-  #looks = 0;
-
-  constructor(
-    private readonly core: LockCore,
-    private readonly key: string,
-    private readonly began: number,
-  ) {}
-
+export interface Tries {
   /** Record a refused look: the refusal the waiter paces by, and what waiting callers report. */
-  refused(verdict: Verdict): Refused {
-    const { core, key } = this;
-    const { outcomes, why, busy } = verdict;
-    this.#looks++;
-    const failedProbe = verdict.probed && !busy;
-    if (!verdict.probed) this.#round = { outcomes, why };
-    let error = this.#error;
-    if (!failedProbe || error === undefined) {
-      error = failureOf(core, key, { outcomes, why });
-      this.#why = why;
-      if (verdict.probed && this.#round !== undefined && isLockBusyError(error)) {
-        // One node's answer says nothing of a majority: report the cluster as last seen whole.
-        const { retryAfter } = error;
-        error = new LockBusyError(key, retryAfter, { outcomes, lastRound: this.#round.outcomes });
-      }
-      this.#error = error;
-    }
-    // Callers waiting in line behind this one report the cluster, not a probe's one node.
-    const last =
-      verdict.probed && this.#round !== undefined
-        ? this.#round
-        : { outcomes: error.outcomes, why: this.#why };
-    return { outcomes, error, failedProbe, busy, last };
-  }
-
+  refused(verdict: Verdict): Refused;
   /** The failure to throw: after more than one look, it says how long and how often it tried. */
-  giveUp(error: LockError): LockError {
-    const looks = this.#looks;
-    return looks > 1 ? afterAttempts(error, looks, performance.now() - this.began) : error;
-  }
-
+  giveUp(error: LockError): LockError;
   /** The last look's failure, if this caller looked at all. */
-  failure(): LockError | undefined {
-    return this.#error && this.giveUp(this.#error);
-  }
+  failure(): LockError | undefined;
+  /** The budget cannot cover another look (`shortfall`): the last look's failure, so caused. */
+  short(shortfall: LockError): LockError;
+}
 
-  /** The budget cannot cover another look (`shortfall`): the last look's failure, with that cause. */
-  short(shortfall: LockError): LockError {
-    const error = this.#error;
-    if (error === undefined) return shortfall;
-    const last = { outcomes: error.outcomes, why: this.#why };
-    return this.giveUp(failureOf(this.core, this.key, last, shortfall));
-  }
+/** The {@link Tries} of an acquire of `key` that began at `began` (`performance.now()`). */
+export function triesOf(core: LockCore, key: string, began: number): Tries {
+  /** The error to report if waiting ends now: the last look that said something. */
+  let lastError: LockError | undefined;
+  let lastWhy: string | undefined;
+  /** The last look on every node (not a probe): what a busy probe's error reports. */
+  let lastRound: LastLook | undefined;
+  let looks = 0;
+  const giveUp = (error: LockError): LockError =>
+    looks > 1 ? afterAttempts(error, looks, performance.now() - began) : error;
+  return {
+    refused(verdict) {
+      const { outcomes, why, busy, probed } = verdict;
+      looks++;
+      const failedProbe = probed && !busy;
+      if (!probed) lastRound = { outcomes, why };
+      if (!failedProbe || lastError === undefined) {
+        lastError = failureOf(core, key, { outcomes, why });
+        lastWhy = why;
+        if (probed && lastRound !== undefined && isLockBusyError(lastError)) {
+          // One node's answer says nothing of a majority: report the cluster as last seen whole.
+          const { retryAfter } = lastError;
+          lastError = new LockBusyError(key, retryAfter, {
+            outcomes,
+            lastRound: lastRound.outcomes,
+          });
+        }
+      }
+      const error = lastError;
+      // Callers waiting in line behind this one report the cluster, not a probe's one node.
+      const last =
+        probed && lastRound !== undefined ? lastRound : { outcomes: error.outcomes, why: lastWhy };
+      return { outcomes, error, failedProbe, busy, last };
+    },
+    giveUp,
+    failure: () => lastError && giveUp(lastError),
+    short(shortfall) {
+      if (lastError === undefined) return shortfall;
+      const last = { outcomes: lastError.outcomes, why: lastWhy };
+      return giveUp(failureOf(core, key, last, shortfall));
+    },
+  };
 }

@@ -1,6 +1,5 @@
 import type { LockError } from "../../errors";
 import type { Round } from "../../quorum";
-import type { RoomRegistration } from "../../scripts";
 import type { Verdict } from "../look";
 import type { Keys, RoundSpec, RoundTerms } from "../spec";
 import type { Refusal } from "./pacing";
@@ -15,7 +14,8 @@ import type { HandedRound } from "./turn";
  *
  * 1. {@link turn}: wait for this caller's turn before looking (or get the look a release of this
  *    instance ran for it);
- * 2. {@link registration} and {@link probeAt}: what the look carries and where it asks;
+ * 2. {@link look}: look at the lock, the way this strategy looks (what the look carries, where
+ *    it asks);
  * 3. {@link granted} or {@link refused}: what the judged look came to;
  * 4. {@link pause}: sleep before the next look;
  *
@@ -28,22 +28,23 @@ import type { HandedRound } from "./turn";
  * §6 only.
  *
  * @example
- * const waiter: Waiter = new CombinedWaiter(core, call, plan);
- * const turn = await waiter.turn();
- * const round = await look(core, { ...spec, waiter: waiter.registration }, waiter.probeAt);
+ * const waiter: Waiter = combinedWaiter(core, call, plan);
+ * const handed = await waiter.turn(tries.failure);
+ * const round = await (handed?.round ?? waiter.look(spec));
  */
 export interface Waiter {
   /**
-   * Before a look: wait until this caller may ask the nodes. `true`: look now; a handed round: a
-   * release of this instance already ran this caller's look (judge it like any other); `false`:
-   * waiting ended (out of time) without a turn and without a look of its own. Throws the call's
-   * `signal`'s reason when aborted while waiting.
+   * Before a look: wait until this caller may ask the nodes. Resolves with the round a release of
+   * this instance already ran as this caller's look (judge it like any other), or `undefined`:
+   * look now. Throws when waiting ends without a turn: the call's `signal`'s reason when aborted,
+   * else `failure()` (the last look's) or, for a caller that never looked, what it saw waiting.
    */
-  turn(): Promise<HandedRound | boolean>;
-  /** The wait room registration the next look carries, if any. */
-  readonly registration: RoomRegistration | undefined;
-  /** The node the next look probes alone; `undefined`: ask every node. */
-  readonly probeAt: number | undefined;
+  turn(failure: () => LockError | undefined): Promise<HandedRound | undefined>;
+  /**
+   * Look at the lock with `spec` (its token, TTL and timeout): an acquire round (or a probe of
+   * one node, `look` in `src/lock/look.ts`) carrying what this strategy registers on the nodes.
+   */
+  look(spec: RoundSpec): Promise<Round<number>>;
   /** The look `round`, run with `spec`, was judged granted. */
   granted(round: Round<number>, spec: RoundSpec): void;
   /** The look `round` was refused (or its caller gave up while it ran). */
@@ -53,8 +54,6 @@ export interface Waiter {
    * aborted meanwhile.
    */
   pause(refused: Refused): Promise<void>;
-  /** What to report when waiting ended without a look of this caller's own (`turn()` false). */
-  unheard(): LockError;
   /** The call ended (granted, gave up, failed, aborted): leave whatever it waits in. Once. */
   stop(): void;
 }
@@ -72,10 +71,8 @@ export interface WaitPlan {
   readonly keys: Keys;
   /** When the call began. */
   readonly began: number;
-  /** No look starts after this. */
+  /** No look starts after this (`began` + the call's `wait`). */
   readonly waitUntil: number;
-  /** Waiting for a turn stops here (the wait, or the budget less its reserve). */
-  readonly lineUntil: number;
   /** Subrequests a look must leave over: a round and the release. */
   readonly spare: number;
   /** Sizes the caller's next round now: its terms, or why the budget cannot cover it. */
