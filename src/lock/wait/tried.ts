@@ -12,6 +12,14 @@ import type { LastLook } from "./queue";
 import type { Refused } from "./waiter";
 
 /**
+ * What a waiting acquire tells its caller when it gives up: docs/SAFETY.md §6 "What a failure
+ * after waiting says". It decides only which error is thrown, never whether another look follows
+ * or who holds the lock.
+ *
+ * @module
+ */
+
+/**
  * The failure a waiting acquire gives up with, saying how long and how often it tried: a
  * `QuorumError` after 5 s against dead nodes would otherwise read like one failed round, and the
  * user could not tell a wait spent retrying from none at all. Its outcomes and cause are the last
@@ -96,7 +104,7 @@ export function triesOf(core: LockCore, key: string, began: number): Tries {
       // Callers waiting in line behind this one report the cluster, not a probe's one node.
       const last =
         probed && lastRound !== undefined ? lastRound : { outcomes: error.outcomes, why: lastWhy };
-      return { outcomes, error, failedProbe, busy, last };
+      return { ...verdict, error, failedProbe, last };
     },
     giveUp,
     failure: () => lastError && giveUp(lastError),
