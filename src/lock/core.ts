@@ -13,6 +13,8 @@ import {
   FORCE_RELEASE,
   INSPECT,
   LEAVE,
+  PASS,
+  type QueueRegistration,
   RELEASE,
   RESUME,
   scriptKeys,
@@ -25,7 +27,7 @@ import { ReleaseOrder, type ReleaseWait } from "./order";
 import type { AcquireSpec, GrantSpec, Keys, RoundSpec } from "./spec";
 import type { LockEvent } from "./types";
 import { LocalLines } from "./wait/queue";
-import { WakeChannels } from "./wait/wake";
+import { HandoffStreams } from "./wait/streams";
 
 export type { Keys } from "./spec";
 
@@ -33,16 +35,6 @@ const isOk = (status: NodeStatus): boolean => status === "ok";
 /** For release: any answer means our token is gone from that node. */
 const answered = (status: NodeStatus): boolean =>
   status === "ok" || status === "absent" || status === "held";
-
-/**
- * How long a release keeps the key for the waiter it wakes: a quarter of a request timeout (at
- * least 50 ms). Enough for the wake-up and the waiter's round to arrive on a healthy network; short
- * when the waiter is gone or cannot hear it (the lock then stays idle no longer than this), and a
- * waiter that arrives later still finds the key free unless a newcomer took it first.
- */
-export function reservationFor(timeoutMs: number): number {
-  return Math.max(50, Math.ceil(timeoutMs / 4));
-}
 
 /** Largest N whose rounds share one timer (and signal) among their requests. */
 export const SHARED_TIMER_MAX_NODES = 8;
@@ -56,9 +48,9 @@ export const SHARED_TIMER_MAX_NODES = 8;
 export function acquireAnswer(reply: AcquireReply, fencing: boolean): NodeAnswer<number> {
   if (!reply.granted) {
     const status = reply.done ? "done" : "held";
-    return reply.reserved
-      ? { status, pttl: reply.pttl, reserved: true }
-      : { status, pttl: reply.pttl };
+    return reply.ahead === undefined
+      ? { status, pttl: reply.pttl }
+      : { status, pttl: reply.pttl, ahead: reply.ahead };
   }
   return fencing ? { status: "ok", value: reply.fence, fence: reply.fence } : { status: "ok" };
 }
@@ -81,8 +73,8 @@ export class LockCore {
   readonly order: ReleaseOrder;
   /** Grants held and callers waiting, per lock key, within this instance. */
   readonly lines = new LocalLines();
-  /** Wake-up subscriptions to wait rooms (the `wake` option), shared by this instance's callers. */
-  readonly channels = new WakeChannels();
+  /** Hand-off streams of the wait queues, shared by this instance's waiting callers. */
+  readonly streams = new HandoffStreams();
   /** Nodes whose last answer rejected the token (see `#watched`). */
   readonly #rejecting = new Set<number>();
 
@@ -121,11 +113,11 @@ export class LockCore {
 
   /** ACQUIRE's KEYS (with the token's tombstone), ARGV and lock keys for `spec`, once per round. */
   #acquireRequest(spec: AcquireSpec): AcquireRequest {
-    const { keys, token, ttl, waiter } = spec;
+    const { keys, token, ttl, place, queue } = spec;
     return {
       // The token's tombstone: a request of a round already cleaned up places nothing.
       keys: scriptKeys(keys, tombstoneKey(keys, token)),
-      args: ACQUIRE.args({ token, ttl, fencing: this.options.fencing, waiter }),
+      args: ACQUIRE.args({ token, ttl, fencing: this.options.fencing, place, queue }),
       lockKeys: this.lockKeysOf(keys),
     };
   }
@@ -173,15 +165,6 @@ export class LockCore {
     return round;
   }
 
-  /**
-   * Whether a waiter for `keys` listens for wake-ups (`wake`): a lock on one key only. A waiter
-   * for several keys takes no seat in the wait rooms (see `RoomSeat`), so nothing would wake it:
-   * it polls.
-   */
-  listens(keys: Keys): boolean {
-    return this.options.wake && keys.length === 1;
-  }
-
   /** Per-node timeout for a round granting `ttl` ms. */
   timeoutFor(ttl: number): number {
     return this.options.requestTimeout ?? defaultRequestTimeout(ttl);
@@ -202,18 +185,48 @@ export class LockCore {
   /**
    * Acquire round: `ok` (value = fence), `held` (pttl), or `done` (the done marker's pttl). Nodes
    * in `known` already answered (a probe): their answer is taken as is, no request.
-   * `spec.waiter`: the wait room registration (see `registration`), if any.
+   * `spec.queue`: a waiting call's queue registration, if any. `onAnswer` hears every node's
+   * answer as it comes, also after the round is decided (what a queued wait counts).
    */
   acquireRound(
     spec: AcquireSpec,
     known?: ReadonlyMap<number, NodeAnswer<number>>,
+    onAnswer?: (index: number, answer: NodeAnswer<number>) => void,
   ): Promise<Round<number>> {
     const request = this.#acquireRequest(spec);
     return this.timed(spec.timeoutMs, (signal) =>
       fanOut(
         this.nodes,
-        async (node) => known?.get(node.index) ?? this.acquireOn(node, spec, { signal, request }),
+        async (node) => {
+          const answered = known?.get(node.index);
+          if (answered !== undefined) return answered;
+          const answer = await this.acquireOn(node, spec, { signal, request });
+          onAnswer?.(node.index, answer);
+          return answer;
+        },
         { quorum: this.quorum, isFor: isOk },
+      ),
+    );
+  }
+
+  /**
+   * Pass round (docs/SAFETY.md §2, P4): on every node, give up the key where it holds our token
+   * from before this pass, and register the call again under the pass's look number. Decided once
+   * a majority answered; a node's answer changes nothing the caller counts.
+   */
+  passRound(spec: RoundSpec, queue: QueueRegistration): Promise<Round<number>> {
+    const { keys, token, timeoutMs, budget } = spec;
+    const flat = scriptKeys(keys, tombstoneKey(keys, token));
+    const args = PASS.args({ token, queue });
+    return this.timed(timeoutMs, (signal) =>
+      fanOut(
+        this.nodes,
+        async (node) => {
+          const options = { timeoutMs, budget, spare: this.nodes.length, signal };
+          const { passed, pttl } = await evalScript(node, PASS, flat, args, options);
+          return { status: passed ? "ok" : "held", pttl, value: pttl };
+        },
+        { quorum: this.quorum, isFor: answered },
       ),
     );
   }
@@ -336,10 +349,9 @@ export class LockCore {
   /**
    * Release round: compare-and-DEL on `scope.nodes` (default: all). Decided once a majority
    * answered (`ok` deleted, `absent`, `held`), so a slow minority does not slow it; or, with
-   * `waitAll`, once every node answered (cleanup after a failed acquire). `serveRoom`: the release
-   * serves the key's wait room (RELEASE's `SERVE_ROOM`: a reservation for the first live listener,
-   * or for a waiter placed before `before`, the place of this instance's next waiter); a release,
-   * not a cleanup, which frees a minority only.
+   * `waitAll`, once every node answered (cleanup after a failed acquire). Each node hands the key
+   * to its queue's first live waiter (RELEASE's `serve`), or with `before` (the place of this
+   * instance's next waiter) only to one placed before it.
    *
    * `scope.holds` (from {@link holdsOf}) skips nodes our token never reached (reported `absent`,
    * no request), and sends to a node whose acquire is still in flight only after that acquire
@@ -352,20 +364,15 @@ export class LockCore {
       nodes?: readonly RestNode[];
       holds?: Holds;
       waitAll?: boolean;
-      serveRoom?: boolean;
       before?: number | undefined;
-      /** A one-shot run's counter lifetime (RELEASE ARGV[5]); sent with `serveRoom` only. */
+      /** A one-shot run's counter lifetime (RELEASE ARGV[3]). */
       counterMs?: number | undefined;
     } = {},
   ): Promise<Round<CasReply>> {
     const { keys, token, timeoutMs, budget } = spec;
-    const { nodes = this.nodes, holds, waitAll = false, serveRoom = false } = scope;
-    const { before, counterMs } = scope;
-    const serve = serveRoom
-      ? { now: Date.now(), listenMs: reservationFor(timeoutMs), before, counterMs }
-      : undefined;
+    const { nodes = this.nodes, holds, waitAll = false, before, counterMs } = scope;
     const flat = scriptKeys(keys);
-    const args = RELEASE.args({ token, serve });
+    const args = RELEASE.args({ token, before, counterMs });
     const lockKeys = this.lockKeysOf(keys);
     // One request, one round object and one send function per round, shared by its nodes.
     const request = { keys: flat, args, timeoutMs, budget };
@@ -471,8 +478,8 @@ export class LockCore {
   }
 
   /**
-   * Inspect every node: `held` with pttl (-1 = no expiry; `reserved` for a woken waiter), `done`
-   * (a done marker, with its pttl) or `absent`; fence counter.
+   * Inspect every node: `held` with pttl (-1 = no expiry), `done` (a done marker, with its pttl)
+   * or `absent`; fence counter.
    */
   inspectRound(keys: Keys, timeoutMs: number): Promise<Round<number>> {
     const flat = scriptKeys(keys);
@@ -491,18 +498,15 @@ export class LockCore {
   }
 
   /**
-   * Remove waiter `member` from the wait rooms of `on.keys` on `nodes`, in the background (a stale
-   * entry only costs a reservation that nobody takes). Sent only while the budget keeps N
-   * requests to spare (a release of another lock of the invocation may need them).
+   * Remove the granted call `on.token` from the wait queues of `on.keys` on `nodes`, in the
+   * background (a stale record only costs a hand-off to a holder, who already has the lock). Sent
+   * only while the budget keeps N requests to spare (a release of another lock of the invocation
+   * may need them).
    */
-  leave(
-    nodes: readonly RestNode[],
-    member: string,
-    on: Pick<RoundSpec, "keys" | "timeoutMs" | "budget">,
-  ): void {
-    const { keys, timeoutMs, budget } = on;
+  leave(nodes: readonly RestNode[], on: Pick<RoundSpec, "keys" | "token" | "timeoutMs" | "budget">): void {
+    const { keys, token, timeoutMs, budget } = on;
     const flat = scriptKeys(keys);
-    const args = LEAVE.args({ member });
+    const args = LEAVE.args({ token });
     for (const node of nodes) {
       if (budget !== undefined && budget.remainingSubrequests() <= this.nodes.length) return;
       void evalScript(node, LEAVE, flat, args, { timeoutMs, budget }).catch(() => {});

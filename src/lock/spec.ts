@@ -1,5 +1,5 @@
 import type { Budget } from "../budget";
-import type { KeyTriple, RoomRegistration } from "../scripts";
+import type { KeyTriple, QueueRegistration } from "../scripts";
 
 /**
  * A lock's keys as the scripts take them: per lock key (sorted) the key, its fence counter key and
@@ -41,8 +41,13 @@ export interface RoundSpec extends RoundTerms {
  */
 export type GrantSpec = Omit<RoundSpec, "ttl">;
 
-/** An acquire round's spec: a {@link RoundSpec} and the caller's wait room registration, if any. */
+/**
+ * An acquire round's spec: a {@link RoundSpec}, the caller's place (a free key goes to a waiter
+ * placed before it first) and, for a waiting call, its queue registration.
+ */
 export interface AcquireSpec extends RoundSpec {
-  /** Registered in the rooms of the nodes that refuse (see `RoomSeat.registration`). */
-  readonly waiter?: RoomRegistration | undefined;
+  /** Epoch ms of the call; `undefined`: placed after every waiter (a caller that does not wait). */
+  readonly place?: number | undefined;
+  /** Registered in the queues of the nodes that refuse (see `QueuedWait`). */
+  readonly queue?: QueueRegistration | undefined;
 }

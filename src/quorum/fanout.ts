@@ -6,7 +6,8 @@ export interface NodeAnswer<T> {
   readonly value?: T;
   readonly pttl?: number;
   readonly fence?: number;
-  readonly reserved?: true;
+  /** An acquire refused by a holder this node placed: the holder's place (the queue's order). */
+  readonly ahead?: number;
 }
 
 /** The node identity the fan-out needs. */
@@ -120,7 +121,6 @@ export function fanOut<N extends FanOutNode, T>(
             latencyMs,
             ...(answer.pttl === undefined ? {} : { pttl: answer.pttl }),
             ...(answer.fence === undefined ? {} : { fence: answer.fence }),
-            ...(answer.reserved === undefined ? {} : { reserved: answer.reserved }),
           };
           return record(position, outcome);
         } catch (error) {

@@ -1,6 +1,6 @@
 /**
  * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete,
- * handover, leave, record, resume, discard), their SHA-1 literals, argument builders and reply
+ * handover, leave, pass, record, resume, discard), their SHA-1 literals, argument builders and reply
  * checks, the key triples they take, and the one EVALSHA → NOSCRIPT → EVAL path.
  *
  * @module
@@ -23,14 +23,14 @@ export {
   INSPECT,
   type InspectReply,
   LEAVE,
+  PASS,
+  type PassReply,
+  type QueueRegistration,
   type RaiseReply,
   RECORD,
   RELEASE,
   RESUME,
   type RecordReply,
-  type RoomEntry,
-  type RoomRegistration,
   SCRIPTS,
   type Script,
-  type ServeArgs,
 } from "./scripts";

@@ -126,81 +126,242 @@ end
 `;
 
 /**
+ * Lua shared by the scripts that keep or serve a key's wait queue (docs/design/queue-handoff.md;
+ * docs/SAFETY.md §2, P3). The queue is the room key, a hash: one field per waiting call, named by
+ * the call's token (one token per call), holding `place|deadline|listener|look|p|handMs|fencing`
+ * — its place (epoch ms of its call: the order, the same on every node), the node time its wait
+ * ends, its instance's channel id, the number of the look that registered it, the node time that
+ * registration ran (`p`, rounded up), the TTL of a hand-off to it and whether it issues fences —
+ * and the field `^` = `token|place|look|from`: the token this node last placed on the key, its
+ * place, the newest look of its call seen here, and the releaser that handed it over ("" for
+ * none). Nothing in a queue is ever read as a grant: only the lock key is.
+ *
+ * - `clock()`: the node's clock in whole ms, rounded down and up (`TIME`; the clock Redis expires
+ *   keys by). A gap is measured from a time rounded up to one rounded down: never overstated.
+ * - `register(i, token, hi, r)`: record the call `token` in key i's queue at node time `hi`, from
+ *   its registration `r` (`place`, `look`, `listener`, `waitMs`, `handMs`, `roomMs`, `fencing`
+ *   "1"/"0": see `registration`), unless the record there is of the same look or a newer one (a
+ *   late request of an older look never replaces the `p` of a newer one).
+ * - `registration(at)`: the registration in ARGV from position `at` on (nil when ARGV ends
+ *   before it): place, look, listener, waitMs, handMs, roomMs, fencing.
+ * - `head(i, lo, skip, limit)`: the first live waiter other than `skip`, placed before `limit`
+ *   (`{place, token}`; nil: any); drops records whose wait ended.
+ * - `handoff(i, token, f, lo)`: key i (free) to waiter `token`: `SET key token PX handMs`, a fence
+ *   when it issues fences, and `token|look|gap|handMs|fence` published on its instance's channel;
+ *   a waiter nobody listens for here (PUBLISH answers 0) is dropped instead, and nothing is set.
+ * - `serve(i, lo, skip, limit, from)`: hand key i (free) to the first waiter that can take it.
+ */
+const QUEUE = `local function clock()
+  local t = redis.call("TIME")
+  local ms, us = tonumber(t[1]) * 1000, tonumber(t[2])
+  return ms + math.floor(us / 1000), ms + math.ceil(us / 1000)
+end
+local function fields(value)
+  local f = {}
+  for part in string.gmatch(value .. "|", "([^|]*)|") do
+    f[#f + 1] = part
+  end
+  return f
+end
+local function isQueue(i)
+  local t = redis.call("TYPE", roomKey(i)).ok
+  return t == "hash" or t == "none"
+end
+local function keepQueue(i, ms)
+  local left = redis.call("PTTL", roomKey(i))
+  -- A queue just created has no expiry yet: every queue gets one.
+  if left == -1 or left < tonumber(ms) then
+    redis.call("PEXPIRE", roomKey(i), ms)
+  end
+end
+local function holder(i, token, place, look, from)
+  redis.call("HSET", roomKey(i), "^", token .. "|" .. place .. "|" .. look .. "|" .. from)
+end
+local function register(i, token, hi, r)
+  if not isQueue(i) then
+    return
+  end
+  local old = redis.call("HGET", roomKey(i), token)
+  -- Keep the newest look's time: a late, older registration never replaces it.
+  if old and tonumber(fields(old)[4]) >= tonumber(r.look) then
+    return
+  end
+  local record = {r.place, hi + tonumber(r.waitMs), r.listener, r.look, hi, r.handMs, r.fencing}
+  redis.call("HSET", roomKey(i), token, table.concat(record, "|"))
+  keepQueue(i, r.roomMs)
+end
+local function registration(at)
+  if ARGV[at + 1] == nil then
+    return nil
+  end
+  return {place = ARGV[at], look = ARGV[at + 1], listener = ARGV[at + 2], waitMs = ARGV[at + 3],
+    handMs = ARGV[at + 4], roomMs = ARGV[at + 5], fencing = ARGV[at + 6]}
+end
+local function head(i, lo, skip, limit)
+  local all = redis.call("HGETALL", roomKey(i))
+  local best, bestPlace, bestFields = nil, nil, nil
+  for k = 1, #all, 2 do
+    local token = all[k]
+    if token ~= "^" and token ~= skip then
+      local f = fields(all[k + 1])
+      local place = tonumber(f[1])
+      if tonumber(f[2]) <= lo then
+        -- Its wait ended: it stopped waiting, or is gone.
+        redis.call("HDEL", roomKey(i), token)
+      elseif (limit == nil or place < limit[1] or (place == limit[1] and token < limit[2]))
+        and (best == nil or place < bestPlace or (place == bestPlace and token < best)) then
+        best, bestPlace, bestFields = token, place, f
+      end
+    end
+  end
+  return best, bestFields
+end
+local function handoff(i, token, f, lo, from)
+  local room = roomKey(i)
+  redis.call("HDEL", room, token)
+  -- Node ms since the registration of look f[4] ran here (p rounded up, now down).
+  local gap = lo - tonumber(f[5])
+  if gap < 0 then
+    gap = 0
+  end
+  local fence = 0
+  if f[7] == "1" then
+    fence = tonumber(redis.call("GET", fenceKey(i)) or "0") + 1
+  end
+  local message = token .. "|" .. f[4] .. "|" .. gap .. "|" .. f[6] .. "|" .. fence
+  -- Nobody listens for it here (its process ended, or never listened): drop it, set nothing.
+  if redis.call("PUBLISH", room .. ":" .. f[3], message) == 0 then
+    return false
+  end
+  redis.call("SET", lockKey(i), token, "PX", f[6])
+  if fence > 0 then
+    redis.call("SET", fenceKey(i), fence)
+  end
+  holder(i, token, f[1], f[4], from)
+  keepQueue(i, f[6])
+  return true
+end
+local function serve(i, lo, skip, limit, from)
+  if not isQueue(i) then
+    return nil
+  end
+  for _ = 1, 8 do
+    local token, f = head(i, lo, skip, limit)
+    if token == nil then
+      return nil
+    end
+    if handoff(i, token, f, lo, from) then
+      return token, f
+    end
+  end
+  return nil
+end
+`;
+
+/**
  * Acquire `token` for `ttl` ms, with `fencing` "1" issuing a fence.
- * Returns {1, fence} when granted (fence 0 without fencing), {0, pttl} when held by another,
- * {2, pttl} when the key holds a done marker (`done:<token>`, written by COMPLETE; tokens are hex,
- * so no token starts with `done:`), pttl being the marker's remaining retention. A retried
- * request that finds its own token never shortens the TTL and never counts a second fence.
+ * Returns {1, fence, -1} when granted (fence 0 without fencing), {0, pttl, place} when held by
+ * another, {2, pttl, -1} when the key holds a done marker (`done:<token>`, written by COMPLETE;
+ * tokens are hex, so no token starts with `done:`), pttl being the marker's remaining retention.
+ * `place` is the holder's place when this node placed it (see `QUEUE`), else -1. A request that
+ * finds its own token never shortens the TTL and never counts a second fence (a re-send, or a
+ * later look of the same call: P2).
  *
- * Wait room registration (sent by every caller waiting for one key): `waiter` =
- * `<deadline epoch ms>:<listener>:<id>` (listener = the hex id of its instance's wake-up channel,
- * or `p<ms>` for a poller: its longest sleep plus a look), `place` = epoch ms of its call, `roomMs`
- * = ms to keep the wait room. When held by another, the waiter is added to every key's wait room
- * (a sorted set by place) that RELEASE and HANDOVER serve; when granted, it leaves them. A room
- * key of another type (a user key) is left alone. A key that a release reserved for this waiter
- * (`wake:<waiter>|<releaser's token>`) counts as free for it, and as held for everyone else,
- * reported as {3, pttl}: the reservation's PTTL is short, but the waiter is about to take the key
- * for a whole lease.
+ * `place` (ARGV 4) is the caller's place, the epoch ms of its call ("" for none: placed after
+ * every waiter). A free key with a live waiter placed before the caller is not the caller's: it
+ * goes to that waiter (`serve`: a hand-off), and the caller is refused as held ({0, handMs,
+ * place}). With a registration (ARGV 4–10, see `QUEUE`'s `registration`: a waiting call on one
+ * key), the caller is registered in the queue whenever it is refused (see `QUEUE`'s `register`; the node time it ran is what a hand-off counts from),
+ * and leaves it when granted. With several keys: granted only when every key is free (or ours)
+ * and none has a waiter placed before the caller; each free key that has one is handed to its
+ * waiter, and nothing is placed (M1: all or none).
  *
- * Several keys: granted only when every key is free (or ours, or reserved for this waiter); then
- * all are set, and the fence is one above the highest counter of the set (see `FENCES`). Refused
- * otherwise, nothing set: {2, pttl} when a key holds a done marker (no registration), else {0,
- * pttl} when a key holds a token, {3, pttl} when only reservations for others are in the way; the
- * pttl is the longest among the keys in the way (-1, no expiry, counts as the longest).
- *
- * After the triples, the token's tombstone key (see `TRIPLES`): when it exists, the round of this
- * token failed and was cleaned up (DISCARD), so nothing is placed and {0, pttl of the tombstone}
- * is returned (only a request of a dead round, late or re-sent, ever gets this answer).
+ * After the triples, the token's tombstone key (see `TRIPLES`): when it exists, the call of this
+ * token ended and was cleaned up (DISCARD), so nothing is placed or registered and {0, pttl of
+ * the tombstone, -1} is returned (only a request of a dead call, late or re-sent, gets it).
  */
 export const ACQUIRE_LUA = `-- edgelock acquire
-${KEY_TRIPLES}${LENGTHEN}${TRIPLES}${FENCES}local n, void = triples() -- the lock's keys; the token's tombstone
+${KEY_TRIPLES}${LENGTHEN}${TRIPLES}${FENCES}${QUEUE}local n, void = triples() -- the lock's keys; the token's tombstone
 local token = ARGV[1] -- the token to place
 local ttl = ARGV[2] -- its lease, ms
 local fencing = ARGV[3] == "1" -- issue a fence on a grant
-local waiter = ARGV[4] -- the waiter to register while held (nil: none)
-local place = ARGV[5] -- its place in the rooms: epoch ms of its call
-local roomMs = ARGV[6] -- keep each room at least this long, ms
+local place = ARGV[4] -- the caller's place: epoch ms of its call ("" or nil: none)
+-- A waiting call's registration (ARGV 4 to 10: place, look, listener, waitMs, handMs, roomMs,
+-- fencing; nil: none), kept while the key is held.
+local reg = registration(4)
 
--- A late or re-sent request of a round that failed and was cleaned up places nothing.
+-- A late or re-sent request of a call that ended and was cleaned up places nothing.
 if discarded(void) then
-  return {0, redis.call("PTTL", void)}
+  return {0, redis.call("PTTL", void), -1}
+end
+local lo, hi = clock()
+local limit = nil
+if place and place ~= "" then
+  limit = {tonumber(place), token}
 end
 local currents = {}
 local fresh = false
-local flag, wait = nil, -2
+local flag, wait, ahead = nil, -2, -1
 for i = 1, n do
   local current = redis.call("GET", lockKey(i))
-  -- A reservation for this waiter is free for it alone.
-  if waiter and current and string.sub(current, 1, #waiter + 6) == "wake:" .. waiter .. "|" then
-    current = false
-  end
   currents[i] = current
   if current == false then
     fresh = true
   elseif current ~= token then
     local pttl = redis.call("PTTL", lockKey(i))
     if string.sub(current, 1, 5) == "done:" then
-      return {2, pttl}
+      return {2, pttl, -1}
     end
-    if flag ~= 0 then
-      flag = string.sub(current, 1, 5) == "wake:" and 3 or 0
-    end
+    flag = 0
     -- Report the longest wait among the keys in the way (-1, no expiry, is the longest).
     if wait ~= -1 and (pttl == -1 or pttl > wait) then
       wait = pttl
     end
+    if n == 1 and isQueue(1) then
+      local h = redis.call("HGET", roomKey(1), "^")
+      if h and fields(h)[1] == current then
+        ahead = tonumber(fields(h)[2]) or -1
+      end
+    end
   end
 end
 if flag == nil then
-  -- Every key is free or ours: all or none.
+  -- Every key is free or ours. A free key goes to a live waiter placed before us first.
+  for i = 1, n do
+    if currents[i] == false then
+      local t, f = serve(i, lo, token, limit, "")
+      if t then
+        flag = 0
+        ahead = tonumber(f[1]) or -1
+        if wait ~= -1 and tonumber(f[6]) > wait then
+          wait = tonumber(f[6])
+        end
+      end
+    end
+  end
+end
+if flag == nil then
+  -- Ours on every key: all or none.
   for i = 1, n do
     if currents[i] == false then
       redis.call("SET", lockKey(i), token, "PX", ttl)
     else
       lengthen(lockKey(i), ttl)
     end
-    if waiter and redis.call("TYPE", roomKey(i)).ok == "zset" then
-      redis.call("ZREM", roomKey(i), waiter)
+    if isQueue(i) then
+      redis.call("HDEL", roomKey(i), token)
+      local h = redis.call("HGET", roomKey(i), "^")
+      local f = h and fields(h)
+      -- The newest look seen of the holder's call only goes up: a pass sent before it keeps
+      -- what this look placed or found (P2).
+      if f and f[1] == token then
+        if reg and tonumber(reg.look) > tonumber(f[3]) then
+          holder(i, token, f[2], reg.look, f[4])
+        end
+      else
+        holder(i, token, place or "", reg and reg.look or 0, "")
+      end
+      keepQueue(i, ttl)
     end
   end
   local f = 0
@@ -212,77 +373,14 @@ if flag == nil then
       f = counters()
     end
   end
-  return {1, f}
+  return {1, f, -1}
 end
-if waiter then
+if reg then
   for i = 1, n do
-    local room = roomKey(i)
-    local t = redis.call("TYPE", room).ok
-    -- Never touch a user's key of another type that happens to have a room's name.
-    if t == "zset" or t == "none" then
-      redis.call("ZADD", room, place, waiter)
-      if redis.call("PTTL", room) < tonumber(roomMs) then
-        redis.call("PEXPIRE", room, roomMs)
-      end
-    end
+    register(i, token, hi, reg)
   end
 end
-return {flag, wait}
-`;
-
-/**
- * Lua shared by RELEASE and HANDOVER: serve a key's wait room (see ACQUIRE) on a release.
- * `serve(room, now, listenMs, before)` scans the first 8 waiters by place and returns the one to
- * reserve the key for, with the reservation's ms and its channel (nil for a poller):
- * - a waiter whose deadline ends within `listenMs` stopped waiting or is about to: removed;
- * - with `before` (the place of a waiter of the releaser's own instance, who would otherwise get
- *   the key next), the scan stops at the first place not earlier than it: that local waiter came
- *   first; a poller placed earlier (`<deadline>:p<ms>:<id>`) is served, for its own `<ms>` (its
- *   longest sleep plus a look) or until its deadline;
- * - without `before`, pollers are skipped (they find the key free on their next look, like
- *   anyone), and the first listener is served for `listenMs`.
- * `reserve(i, member, ms, listener, releaser)` takes the waiter out of key i's room, sets key i to
- * `wake:<member>|<releaser's token>` (free for that waiter only; the releaser's token lets a
- * re-sent release recognise its own reservation) and publishes the member on the listener's
- * channel. With several keys each key's room is served on its own. (The client registers no
- * waiter for several keys: a reservation of one of its keys while another is held would keep that
- * key idle.)
- */
-const SERVE_ROOM = `local function serve(room, now, listenMs, before)
-  local heads = redis.call("ZRANGE", room, 0, 7, "WITHSCORES")
-  for i = 1, #heads, 2 do
-    local member = heads[i]
-    if before and tonumber(heads[i + 1]) >= before then
-      return nil
-    end
-    local deadline = tonumber(string.match(member, "^(%d+):") or "0")
-    local listener = string.match(member, "^%d+:([^:]+):") or ""
-    local poll = tonumber(string.match(listener, "^p(%d+)$") or "")
-    if deadline <= now + listenMs then
-      redis.call("ZREM", room, member)
-    elseif poll == nil then
-      return member, listenMs, listener
-    elseif before then
-      return member, math.min(poll, deadline - now), nil
-    end
-  end
-  return nil
-end
-local function reserve(i, member, ms, listener, releaser)
-  local room = roomKey(i)
-  redis.call("ZREM", room, member)
-  -- The releaser's token in the value lets its re-sent request recognise the reservation.
-  redis.call("SET", lockKey(i), "wake:" .. member .. "|" .. releaser, "PX", ms)
-  if listener then
-    redis.call("PUBLISH", room .. ":" .. listener, member)
-  end
-end
-local function isRoom(i)
-  return redis.call("TYPE", roomKey(i)).ok == "zset"
-end
-local function reservedBy(value, token)
-  return string.sub(value, 1, 5) == "wake:" and string.sub(value, -#token - 1) == "|" .. token
-end
+return {flag, wait, ahead}
 `;
 
 /**
@@ -389,52 +487,54 @@ return {0, 0, undone}
 `;
 
 /**
- * Release `token`; to serve the wait room (see `SERVE_ROOM`): `now` = the releaser's epoch ms,
- * `listenMs` = ms to keep the key for a woken listener, `before` (optional) = the place of the
- * releaser's own next waiter ("" for none), `counterMs` (optional) = a one-shot run's counter
- * lifetime in ms: where the key held our token or is absent, its fence counter is made to live at
- * least that long and no longer than it would (`outlive`; a failed run of `once()` or of an
- * idempotent request, whose retry continues the count within it). Returns 1 released, 0
- * expired/absent, -1 held by someone else (left alone). Several keys: every key holding the token
- * is released; 1 when any did (or holds our reservation), 0 when all are absent, -1 otherwise.
- *
- * With `now`, the key goes to the waiter `serve` picks, as a reservation, instead of being
- * deleted; that waiter's ACQUIRE takes it, newcomers wait behind it, and it expires soon if the
- * waiter is gone. A re-sent release that finds its own reservation reports 1. A cleanup after a
- * failed round sends no `now` (and is a DISCARD today): freeing a minority of nodes does not free
- * the lock.
+ * Release `token`: delete it from every key that holds it and hand each key freed (or found
+ * free) to its queue's first live waiter (see `QUEUE`: a hand-off; none waiting, the key stays
+ * deleted). `before` (optional) = the place of the releaser's own next waiter ("" for none): then
+ * only a waiter placed before it is served, and otherwise the key stays free for that local
+ * caller. `counterMs` (optional) = a one-shot run's counter lifetime in ms: where the key held
+ * our token or is absent, its fence counter is made to live at least that long and no longer than
+ * it would (`outlive`; a failed run of `once()` or of an idempotent request, whose retry continues
+ * the count within it). The releaser's own record leaves every queue (a holder waits for nothing).
+ * Returns 1 released (also a re-send that finds the waiter the first request handed the key to),
+ * 0 expired/absent, -1 held by someone else (left alone). Several keys: every key holding the
+ * token is released; 1 when any did, 0 when all are absent, -1 otherwise.
  */
 export const RELEASE_LUA = `-- edgelock release
-${KEY_TRIPLES}${SERVE_ROOM}${OUTLIVE}local n = keyCount() -- the lock's keys
+${KEY_TRIPLES}${QUEUE}${OUTLIVE}local n = keyCount() -- the lock's keys
 local token = ARGV[1] -- the releaser's token
-local now = ARGV[2] -- serve the rooms: the releaser's epoch ms (nil: serve none)
-local listenMs = ARGV[3] -- keep a key this long for a woken listener, ms
-local before = ARGV[4] -- the place of the releaser's own next waiter ("" or nil: none)
-local counterMs = ARGV[5] -- a one-shot run's counter lifetime, ms (nil: a plain lock)
+local before = ARGV[2] -- the place of the releaser's own next waiter ("" or nil: none)
+local counterMs = ARGV[3] -- a one-shot run's counter lifetime, ms (nil: a plain lock)
 
+local lo = clock()
+local limit = nil
+if before and before ~= "" then
+  limit = {tonumber(before), ""}
+end
 local released, gone = 0, 0
 for i = 1, n do
   local current = redis.call("GET", lockKey(i))
   if counterMs and (current == token or current == false) then
     outlive(fenceKey(i), counterMs)
   end
+  local queue = isQueue(i)
+  if queue then
+    redis.call("HDEL", roomKey(i), token)
+  end
   if current == token then
     released = 1
-    local member, ms, listener
-    if now and isRoom(i) then
-      local ahead = before and tonumber(before)
-      member, ms, listener = serve(roomKey(i), tonumber(now), tonumber(listenMs), ahead)
-    end
-    if member then
-      reserve(i, member, ms, listener, token)
-    else
-      redis.call("DEL", lockKey(i))
-    end
+    redis.call("DEL", lockKey(i))
+    current = false
   elseif current == false then
     gone = gone + 1
-  elseif reservedBy(current, token) then
-    -- A re-send: the first request already handed the key to a waiter.
-    released = 1
+  elseif queue then
+    -- A re-send: the first request handed the key on.
+    local h = redis.call("HGET", roomKey(i), "^")
+    if h and fields(h)[1] == current and fields(h)[4] == token then
+      released = 1
+    end
+  end
+  if current == false then
+    serve(i, lo, token, limit, token)
   end
 end
 if released == 1 then
@@ -599,46 +699,44 @@ return {2, pttl, ""}
 `;
 
 /**
- * Handover: release our grant (`token`) and grant the key to the next waiter in one step: its
- * token `nextToken` for `ttl` ms, with `fencing` "1" issuing a fence; `member` = its waiter entry
- * ("" for none; removed from the wait room on the grant), `now` = our epoch ms, `listenMs` = ms
- * to keep the key for a woken listener, `place` = its place ("" for none).
- * Returns {grant, value, released}: grant and value as ACQUIRE ({1, fence} granted to the next
- * token, {0, pttl} held by another, {2, pttl} done marker, {3, pttl} reserved for a waiter);
- * released 1 when our token was there (or the request is a re-send that already handed over),
- * 0 when the key was absent (our grant had expired), -1 when someone else holds it (left alone).
+ * Handover: release our grant (`token`) and grant the key to the next caller of our instance in
+ * one step: its token `nextToken` for `ttl` ms, with `fencing` "1" issuing a fence; `place` = its
+ * place ("" for none). Returns {grant, value, released}: grant and value as ACQUIRE ({1, fence}
+ * granted to the next token, {0, pttl} held by another, {2, pttl} done marker, {3, handMs} handed
+ * to an earlier waiter instead); released 1 when our token was there (or the request is a re-send
+ * that already handed over), 0 when the key was absent (our grant had expired), -1 when someone
+ * else holds it (left alone).
  *
- * A waiter of the room placed before the next holder (another instance's, see `SERVE_ROOM`)
- * goes first: the key is reserved for it and the reply is {3, ms, released}.
+ * A waiter of the queue placed before the next caller (another instance's, see `QUEUE`) goes
+ * first: the key is handed to it (a hand-off) and the reply is {3, handMs, released}.
  *
- * Several keys: handed over only when every key is free, ours or already the next holder's (a
- * re-send); the fence as ACQUIRE's. When any key's room has a waiter placed before the next
- * holder, no key is handed over: the keys with such a waiter are reserved for it, our other keys
- * deleted, and the reply is {3, ms, released}. A key in the way (someone else's) refuses as for one
- * key, leaving every key alone.
+ * Several keys: handed over only when every key is free, ours or already the next caller's (a
+ * re-send); the fence as ACQUIRE's. When any key's queue has a waiter placed before the next
+ * caller, no key goes to the next caller: the keys with such a waiter are handed to it, our other
+ * keys are released and served, and the reply is {3, handMs, released}. A key in the way (someone
+ * else's) refuses as for one key, leaving every key alone.
  *
- * After the triples, the next holder's tombstone key (see `TRIPLES`): when it exists, the next
- * holder's round failed and was cleaned up, so the next token is placed nowhere; our token is
- * still released (deleted, no room served) and the reply is {3, 0, released}.
+ * After the triples, the next caller's tombstone key (see `TRIPLES`): when it exists, its call
+ * ended and was cleaned up, so its token is placed nowhere; our token is still released (and the
+ * key served) and the reply is {3, 0, released}.
  */
 export const HANDOVER_LUA = `-- edgelock handover
-${KEY_TRIPLES}${SERVE_ROOM}${LENGTHEN}${TRIPLES}${FENCES}local n, void = triples() -- the lock's keys; the next holder's tombstone
+${KEY_TRIPLES}${LENGTHEN}${TRIPLES}${FENCES}${QUEUE}local n, void = triples() -- the lock's keys; the next caller's tombstone
 local token = ARGV[1] -- our token, released
-local nextToken = ARGV[2] -- the next holder's token, placed
+local nextToken = ARGV[2] -- the next caller's token, placed
 local ttl = ARGV[3] -- its lease, ms
 local fencing = ARGV[4] == "1" -- issue a fence on its grant
-local member = ARGV[5] -- its waiter entry, out of the rooms on its grant ("": none)
-local now = ARGV[6] -- our epoch ms
-local listenMs = ARGV[7] -- keep a key this long for a woken listener, ms
-local place = ARGV[8] -- its place in the rooms ("": none)
+local place = ARGV[5] -- its place ("" or nil: none)
 
--- The next holder's round failed and was cleaned up: place nothing, still release ours.
+local lo = clock()
+-- The next caller's call ended and was cleaned up: place nothing, still release ours.
 if discarded(void) then
   local released = 0
   for i = 1, n do
     if redis.call("GET", lockKey(i)) == token then
       redis.call("DEL", lockKey(i))
       released = 1
+      serve(i, lo, token, nil, token)
     end
   end
   return {3, 0, released}
@@ -657,10 +755,14 @@ for i = 1, n do
     free = free + 1
   elseif current == nextToken then
     nexts = nexts + 1
-  elseif reservedBy(current, token) then
-    mine = mine or i
   else
-    block = block or i
+    local h = isQueue(i) and redis.call("HGET", roomKey(i), "^")
+    if h and fields(h)[1] == current and fields(h)[4] == token then
+      -- A re-send: the first request handed this key to an earlier waiter.
+      mine = mine or i
+    else
+      block = block or i
+    end
   end
 end
 -- A re-send that finds the next token everywhere: lengthen only, no second fence.
@@ -675,27 +777,24 @@ if nexts == n then
   return {1, fence, 1}
 end
 if free + nexts == n then
-  -- Another instance's waiter placed before the next holder goes first: local callers cannot
+  -- Another instance's waiter placed before the next caller goes first: local callers cannot
   -- keep a key from the others by handing it on among themselves.
   if place and place ~= "" then
-    local picks, first = {}, nil
+    local first = nil
     for i = 1, n do
-      if currents[i] == false and isRoom(i) then
-        local ahead = tonumber(place)
-        local waiter, ms, listener = serve(roomKey(i), tonumber(now), tonumber(listenMs), ahead)
-        if waiter then
-          picks[i] = {waiter, ms, listener}
-          first = first or ms
+      if currents[i] == false then
+        local t, f = serve(i, lo, nextToken, {tonumber(place), nextToken}, token)
+        if t then
+          first = first or tonumber(f[6])
+          currents[i] = t
         end
       end
     end
     if first then
       for i = 1, n do
-        local pick = picks[i]
-        if pick then
-          reserve(i, pick[1], pick[2], pick[3], token)
-        elseif currents[i] == false then
+        if currents[i] == false then
           redis.call("DEL", lockKey(i))
+          serve(i, lo, token, nil, token)
         end
       end
       return {3, first, released}
@@ -707,8 +806,10 @@ if free + nexts == n then
     else
       lengthen(lockKey(i), ttl)
     end
-    if member and member ~= "" and isRoom(i) then
-      redis.call("ZREM", roomKey(i), member)
+    if isQueue(i) then
+      redis.call("HDEL", roomKey(i), nextToken)
+      holder(i, nextToken, place or "", 0, token)
+      keepQueue(i, ttl)
     end
   end
   local fence = 0
@@ -721,7 +822,7 @@ if free + nexts == n then
   end
   return {1, fence, released}
 end
--- A re-send: the first request reserved a key for an earlier waiter.
+-- A re-send: the first request handed a key to an earlier waiter.
 if mine then
   return {3, redis.call("PTTL", lockKey(mine)), 1}
 end
@@ -730,33 +831,23 @@ local pttl = redis.call("PTTL", lockKey(block))
 if string.sub(current, 1, 5) == "done:" then
   return {2, pttl, -1}
 end
-if string.sub(current, 1, 5) == "wake:" then
-  return {3, pttl, -1}
-end
 return {0, pttl, -1}
 `;
 
 /**
- * Leave the wait room: remove waiter `member` from every key's room (see ACQUIRE), where the room
- * key is a room, and drop a reservation a release made for it meanwhile (`wake:<member>|…`:
- * nobody else may take it, and this waiter will not come for it). Sent by a waiter that stopped
- * waiting, and after a grant to the nodes that refused it (their last look registered it there).
- * Returns 1 when any room entry was removed, else 0.
+ * Leave the wait queues: remove the call `token`'s record from every key's queue (see `QUEUE`),
+ * where the room key is a queue. Sent after a grant to the nodes that refused it (their last look
+ * registered it there). A key already handed to it stays its own: it holds the lock, and its
+ * release removes it. (A call that stops waiting without a grant sends DISCARD instead, which also
+ * takes back a key handed to it.) Returns 1 when any record was removed, else 0.
  */
 export const LEAVE_LUA = `-- edgelock leave
-${KEY_TRIPLES}local member = ARGV[1] -- the waiter leaving
+${KEY_TRIPLES}local token = ARGV[1] -- the call leaving
 
 local removed = 0
 for i = 1, keyCount() do
-  if redis.call("TYPE", roomKey(i)).ok == "zset" then
-    removed = removed + redis.call("ZREM", roomKey(i), member)
-  end
-  if redis.call("TYPE", lockKey(i)).ok == "string" then
-    local current = redis.call("GET", lockKey(i))
-    -- Only a reservation for this waiter: never a token, never another waiter's reservation.
-    if string.sub(current, 1, #member + 6) == "wake:" .. member .. "|" then
-      redis.call("DEL", lockKey(i))
-    end
+  if redis.call("TYPE", roomKey(i)).ok == "hash" then
+    removed = removed + redis.call("HDEL", roomKey(i), token)
   end
 end
 if removed > 1 then
@@ -766,32 +857,35 @@ return removed
 `;
 
 /**
- * Discard the token of a failed round: the cleanup of a failed acquire or hand-over, and the undo
- * of a failed resume. `token` = the round's token, `keepMs` = ms to keep its tombstone (the
- * round's TTL), `restore` (optional, a resume's undo) = the ticket's token to put back. KEYS: the
- * triples, then the token's tombstone key (see `TRIPLES`) — for a resume's undo, the ticket's
- * record of failed resumes `<first lock key>:void:<ticket's token>` instead, to which `token` is
- * appended (with a comma; the record never expires earlier than it would have), and which RESUME
- * reads.
+ * Discard the token of a call that ended without a grant, or of a failed round: the cleanup of a
+ * failed acquire or hand-over, and the undo of a failed resume. `token` = the call's (or round's)
+ * token, `keepMs` = ms to keep its tombstone (the round's TTL), `restore` (optional, a resume's
+ * undo) = the ticket's token to put back. KEYS: the triples, then the token's tombstone key (see
+ * `TRIPLES`) — for a resume's undo, the ticket's record of failed resumes `<first lock key>:void:
+ * <ticket's token>` instead, to which `token` is appended (with a comma; the record never expires
+ * earlier than it would have), and which RESUME reads.
  *
  * Every key holding the token is deleted, or with `restore` set back to the ticket's token with
  * the expiry it has (RESUME placed `token` only where the ticket's token was, so this undoes it;
- * with no expiry left the key is deleted: every write of a lock key carries a PX). Then the
- * tombstone is written, whatever the keys held: a request of the round that runs here later (it
- * timed out, or was re-sent) finds it and places nothing, so the order in which the cleanup and a
+ * with no expiry left the key is deleted: every write of a lock key carries a PX). A key deleted
+ * goes to its queue's first live waiter (`serve`: freeing one node never frees the lock, but the
+ * key is free there, and the waiter it is handed to counts it like any hand-off). The token's own
+ * record leaves every queue, so no hand-off reaches it here any more. Then the tombstone is
+ * written, whatever the keys held: a request of the call that runs here later (it timed out, or
+ * was re-sent) finds it and places and registers nothing, so the order in which the cleanup and a
  * late request arrive no longer matters (docs/SAFETY.md §2, L3). It lives `keepMs`, and for an
  * undo at least as long as any key holding either token has left: a late RESUME places its token
  * with max(ttl, the ticket's token's expiry), so the tombstone outlives the ticket's token there
- * and a RESUME arriving after the tombstone finds nothing to swap. No room is served: freeing a
- * minority of nodes does not free the lock. Returns 1 when any key held the token, 0 when every
- * key was absent, -1 otherwise (left alone).
+ * and a RESUME arriving after the tombstone finds nothing to swap. Returns 1 when any key held
+ * the token, 0 when every key was absent, -1 otherwise (left alone).
  */
 export const DISCARD_LUA = `-- edgelock discard
-${KEY_TRIPLES}${TRIPLES}local n, void = triples() -- the lock's keys; the tombstone (an undo: the ticket's record)
+${KEY_TRIPLES}${TRIPLES}${QUEUE}local n, void = triples() -- the lock's keys; the tombstone (an undo: the ticket's record)
 local token = ARGV[1] -- the failed round's token
 local keepMs = ARGV[2] -- the tombstone lives at least this long, ms (the round's TTL)
 local restore = ARGV[3] -- an undo: the ticket's token to put back (nil: delete)
 
+local lo = clock()
 local found, gone = 0, 0
 local keep = tonumber(keepMs)
 for i = 1, n do
@@ -802,16 +896,16 @@ for i = 1, n do
   if restore and (current == token or current == restore) and left > keep then
     keep = left
   end
+  if isQueue(i) then
+    redis.call("HDEL", roomKey(i), token)
+  end
   if current == token then
     found = 1
-    if restore then
-      if left > 0 then
-        redis.call("SET", key, restore, "PX", left)
-      else
-        redis.call("DEL", key)
-      end
+    if restore and left > 0 then
+      redis.call("SET", key, restore, "PX", left)
     else
       redis.call("DEL", key)
+      serve(i, lo, token, nil, "")
     end
   elseif current == false then
     gone = gone + 1
@@ -840,4 +934,45 @@ if gone == n then
   return 0
 end
 return -1
+`;
+
+/**
+ * Pass (a waiting call gives up the key on this node without ending its call; one key): where
+ * the key holds `token` and the newest look of the call seen here (`QUEUE`'s `^`) is older than
+ * this pass's own number `look`, delete it and hand the key to the queue's first live waiter
+ * other than the call (`serve`); then, wherever the key does not hold `token`, register the call
+ * again with its place, under the pass's look (ARGV 2–8: the registration, as ACQUIRE's). A look
+ * numbered at or after the pass that placed or found `token` here first keeps it: the client,
+ * once it sent the pass, counts only what looks numbered from the pass on placed (P2), so a pass
+ * that runs late never removes a placement the client counts (docs/SAFETY.md §2, P4). KEYS: the
+ * triple, then the token's tombstone (see `TRIPLES`): after the call's cleanup nothing is done.
+ * Returns {1, pttl} passed, {0, pttl} kept or not held here, pttl being the key's after the step.
+ */
+export const PASS_LUA = `-- edgelock pass
+${KEY_TRIPLES}${TRIPLES}${QUEUE}local n, void = triples() -- the lock's key; the call's tombstone
+local token = ARGV[1] -- the passing call's token
+-- Its registration (ARGV 2 to 8: place, look, listener, waitMs, handMs, roomMs, fencing).
+local reg = registration(2)
+
+if discarded(void) then
+  return {0, redis.call("PTTL", lockKey(1))}
+end
+local lo, hi = clock()
+local passed = 0
+local current = redis.call("GET", lockKey(1))
+if current == token then
+  local h = isQueue(1) and redis.call("HGET", roomKey(1), "^")
+  local f = h and fields(h)
+  -- A look numbered at or after this pass already placed or found the token here: keep it.
+  if not (f and f[1] == token and tonumber(f[3]) >= tonumber(reg.look)) then
+    redis.call("DEL", lockKey(1))
+    passed = 1
+    current = false
+    serve(1, lo, token, nil, token)
+  end
+end
+if current ~= token then
+  register(1, token, hi, reg)
+end
+return {passed, redis.call("PTTL", lockKey(1))}
 `;

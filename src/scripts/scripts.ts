@@ -17,6 +17,8 @@ import {
   INSPECT_SHA1,
   LEAVE_LUA,
   LEAVE_SHA1,
+  PASS_LUA,
+  PASS_SHA1,
   RECORD_LUA,
   RECORD_SHA1,
   RELEASE_LUA,
@@ -47,17 +49,32 @@ const noArgs = (): string[] => [];
 
 const flag = (on: boolean): string => (on ? "1" : "0");
 
-/** A waiter's entry in the wait rooms: `<deadline epoch ms>:<listener>:<id>` and its place. */
-export interface RoomEntry {
-  readonly member: string;
-  /** Epoch ms of its call: the rooms' order, the same on every node. */
+/**
+ * A waiting call's registration in a key's queue (see `QUEUE` in `lua.ts`), sent with each of its
+ * looks and passes: the node records it with the node time it ran, and hands the key to it when
+ * it is the first live waiter there.
+ */
+export interface QueueRegistration {
+  /** Epoch ms of its call: the queues' order, the same on every node. */
   readonly place: number;
+  /** The number of this look (or pass) of the call: 1, 2, … in the order they are sent. */
+  readonly look: number;
+  /** Its instance's channel id: hand-offs are published on `<queue key>:<listener>`. */
+  readonly listener: string;
+  /** How much longer the call waits at most, in ms (the node drops it after that). */
+  readonly waitMs: number;
+  /** The TTL of a hand-off to it, in ms. */
+  readonly handMs: number;
+  /** Keep the queue at least this long, in ms. */
+  readonly roomMs: number;
+  /** A hand-off to it issues a fence. */
+  readonly fencing: boolean;
 }
 
-/** A waiter's registration, sent with every look of a caller waiting for one key. */
-export interface RoomRegistration extends RoomEntry {
-  /** Keep each room at least this long after the look, in ms. */
-  readonly roomMs: number;
+/** A registration as ARGV (ACQUIRE's and PASS's, in `registration(at)`'s order in `lua.ts`). */
+function registrationArgs(queue: QueueRegistration): string[] {
+  const { place, look, listener, waitMs, handMs, roomMs, fencing } = queue;
+  return [place, look, listener, waitMs, handMs, roomMs].map(String).concat(flag(fencing));
 }
 
 /** ACQUIRE's arguments (see `ACQUIRE_LUA`). */
@@ -66,8 +83,13 @@ export interface AcquireArgs {
   /** The lease, in ms. */
   readonly ttl: number;
   readonly fencing: boolean;
-  /** Registered in every room while the key is held; leaves them on a grant. */
-  readonly waiter?: RoomRegistration | undefined;
+  /**
+   * The caller's place (epoch ms of its call): a free key goes to a live waiter placed before it
+   * first. `undefined`: placed after every waiter (a caller that does not wait).
+   */
+  readonly place?: number | undefined;
+  /** A waiting call's registration, kept while the key is held; its `place` is the caller's. */
+  readonly queue?: QueueRegistration | undefined;
 }
 
 const isInt = (value: unknown): value is number =>
@@ -90,8 +112,10 @@ export type AcquireReply =
       readonly granted: false;
       readonly pttl: number;
       readonly done?: true;
-      /** Held by a release's reservation for the waiter it woke (wake-up on release). */
-      readonly reserved?: true;
+      /** The holder's place when the node placed it (a pass compares it with ours). */
+      readonly ahead?: number;
+      /** A hand-over's refusal: the key went to an earlier waiter of the queue instead. */
+      readonly handed?: true;
     };
 
 /** Extend / release reply: 1 done, 0 expired or absent, -1 held by someone else. */
@@ -117,18 +141,20 @@ export const ACQUIRE: Script<AcquireReply, AcquireArgs> = {
   name: "acquire",
   lua: ACQUIRE_LUA,
   sha1: ACQUIRE_SHA1,
-  args: ({ token, ttl, fencing, waiter }) => {
+  args: ({ token, ttl, fencing, place, queue }) => {
     const args = [token, String(ttl), flag(fencing)];
-    if (waiter !== undefined) args.push(waiter.member, String(waiter.place), String(waiter.roomMs));
+    if (queue !== undefined) return args.concat(registrationArgs(queue));
+    if (place !== undefined) args.push(String(place));
     return args;
   },
   parse(reply) {
-    const pair = intArray(reply, 2);
-    if (pair === undefined) return undefined;
-    const [flag, value] = pair as [number, number];
+    const triple = intArray(reply, 3);
+    if (triple === undefined) return undefined;
+    const [flag, value, ahead] = triple as [number, number, number];
     if (flag === 1 && value >= 0) return { granted: true, fence: value };
-    if (flag === 0 && value >= -2) return { granted: false, pttl: value };
-    if (flag === 3 && value >= -2) return { granted: false, pttl: value, reserved: true };
+    if (flag === 0 && value >= -2) {
+      return ahead >= 0 ? { granted: false, pttl: value, ahead } : { granted: false, pttl: value };
+    }
     // The marker exists (the script just read it), so its PTTL is never -2.
     if (flag === 2 && value >= -1) return { granted: false, done: true, pttl: value };
     return undefined;
@@ -191,26 +217,13 @@ export const RESUME: Script<ResumeReply, ResumeArgs> = {
   },
 };
 
-/** How a release serves the wait rooms (see `RELEASE_LUA`, `SERVE_ROOM`). */
-export interface ServeArgs {
-  /** The releaser's epoch ms. */
-  readonly now: number;
-  /** How long a key is kept for a woken listener, in ms. */
-  readonly listenMs: number;
-  /** The place of the releaser's own next waiter: earlier waiters of a room go first. */
-  readonly before?: number | undefined;
-  /**
-   * A one-shot run's counter lifetime, in ms. Its position follows the room's arguments, so it
-   * is sent with them only.
-   */
-  readonly counterMs?: number | undefined;
-}
-
 /** RELEASE's arguments (see `RELEASE_LUA`). */
 export interface ReleaseArgs {
   readonly token: string;
-  /** Serve the rooms: a release (a cleanup frees a minority only, so it serves none). */
-  readonly serve?: ServeArgs | undefined;
+  /** The place of the releaser's own next waiter: only waiters of a queue placed before it go first. */
+  readonly before?: number | undefined;
+  /** A one-shot run's counter lifetime, in ms. */
+  readonly counterMs?: number | undefined;
 }
 
 /** See `RELEASE_LUA`. */
@@ -218,16 +231,11 @@ export const RELEASE: Script<CasReply, ReleaseArgs> = {
   name: "release",
   lua: RELEASE_LUA,
   sha1: RELEASE_SHA1,
-  args: ({ token, serve }) => {
-    if (serve === undefined) return [token];
-    const { now, listenMs, before, counterMs } = serve;
-    const args = [token, String(now), String(listenMs)];
-    if (before !== undefined) args.push(String(before));
-    if (counterMs !== undefined) {
-      // The lifetime follows the place, which "" leaves out.
-      if (before === undefined) args.push("");
-      args.push(String(counterMs));
-    }
+  args: ({ token, before, counterMs }) => {
+    const args = [token];
+    // The lifetime follows the place, which "" leaves out.
+    if (before !== undefined || counterMs !== undefined) args.push(before === undefined ? "" : String(before));
+    if (counterMs !== undefined) args.push(String(counterMs));
     return args;
   },
   parse: casCode,
@@ -370,13 +378,9 @@ export interface HandoverArgs {
   /** Ours, released. */
   readonly token: string;
   /** The next holder's round: its token, lease (ms) and fencing, as ACQUIRE's. */
-  readonly next: Omit<AcquireArgs, "waiter">;
-  /** The next holder's room entry: out of the rooms on its grant; earlier waiters go first. */
-  readonly entry?: RoomEntry | undefined;
-  /** Our epoch ms. */
-  readonly now: number;
-  /** How long a key is kept for a woken listener, in ms. */
-  readonly listenMs: number;
+  readonly next: Omit<AcquireArgs, "queue" | "place">;
+  /** The next holder's place: waiters of a queue placed before it go first. */
+  readonly place?: number | undefined;
 }
 
 /** See `HANDOVER_LUA`. */
@@ -384,37 +388,57 @@ export const HANDOVER: Script<HandoverReply, HandoverArgs> = {
   name: "handover",
   lua: HANDOVER_LUA,
   sha1: HANDOVER_SHA1,
-  args: ({ token, next, entry, now, listenMs }) => [
+  args: ({ token, next, place }) => [
     token,
     next.token,
     String(next.ttl),
     flag(next.fencing),
-    entry?.member ?? "",
-    String(now),
-    String(listenMs),
-    entry === undefined ? "" : String(entry.place),
+    place === undefined ? "" : String(place),
   ],
   parse(reply) {
     const triple = intArray(reply, 3);
     if (triple === undefined) return undefined;
     const [flag, value, released] = triple as [number, number, number];
-    const acquire = ACQUIRE.parse([flag, value]);
+    const handed = flag === 3 && value >= 0;
+    const acquire: AcquireReply | undefined = handed
+      ? { granted: false, pttl: value, handed: true }
+      : ACQUIRE.parse([flag, value, -1]);
     const cas = casCode(released);
     if (acquire === undefined || cas === undefined) return undefined;
-    // Only a grant, or a reservation for an earlier waiter, can go with our release; any other
+    // Only a grant, or a hand-off to an earlier waiter, can go with our release; any other
     // refusal means the key was not ours.
-    if (!acquire.granted && acquire.reserved !== true && cas !== -1) return undefined;
+    if (!acquire.granted && !handed && cas !== -1) return undefined;
     return { acquire, released: cas };
   },
 };
 
-/** See `LEAVE_LUA`; the reply is the number of entries removed. */
-export const LEAVE: Script<number, { readonly member: string }> = {
+/** See `LEAVE_LUA`; the reply is 1 when a record was removed, else 0. */
+export const LEAVE: Script<number, { readonly token: string }> = {
   name: "leave",
   lua: LEAVE_LUA,
   sha1: LEAVE_SHA1,
-  args: ({ member }) => [member],
+  args: ({ token }) => [token],
   parse: (reply) => (reply === 0 || reply === 1 ? reply : undefined),
+};
+
+/** PASS's reply: whether the node gave the key up (else it kept it, or did not hold it). */
+export interface PassReply {
+  readonly passed: boolean;
+  readonly pttl: number;
+}
+
+/** See `PASS_LUA`. */
+export const PASS: Script<PassReply, { readonly token: string; readonly queue: QueueRegistration }> = {
+  name: "pass",
+  lua: PASS_LUA,
+  sha1: PASS_SHA1,
+  args: ({ token, queue }) => [token, ...registrationArgs(queue)],
+  parse(reply) {
+    const pair = intArray(reply, 2);
+    if (pair === undefined) return undefined;
+    const [passed, pttl] = pair as [number, number];
+    return (passed === 0 || passed === 1) && pttl >= -2 ? { passed: passed === 1, pttl } : undefined;
+  },
 };
 
 /** Every script, for the hash tests. */
@@ -428,6 +452,7 @@ export const SCRIPTS: readonly Script<unknown, never>[] = [
   COMPLETE,
   HANDOVER,
   LEAVE,
+  PASS,
   RECORD,
   RESUME,
   DISCARD,
