@@ -16,6 +16,7 @@ import type { ResolvedCall } from "./options";
 import type { RoundSpec, RoundTerms } from "./spec";
 import { newToken } from "./timing";
 import { combinedWaiter } from "./wait/combined";
+import { handMsFor, QueuedWait } from "./wait/queued";
 import type { LocalHold } from "./wait/queue";
 import { type Tries, triesOf } from "./wait/tried";
 import type { Waiter } from "./wait/waiter";
@@ -131,6 +132,11 @@ export async function acquireLoop(
   try {
     for (let attempt = 0; ; attempt++) {
       const handed = await waiter.turn(tries.failure);
+      // After a refused look, a caller that queues waits in the nodes' queues from here on.
+      if (handed === undefined && waiter.queues && tries.failure() !== undefined) {
+        const queue = { keys, place: waiter.place, waitUntil, size, alive: waiter.stand() };
+        return await queuedGrant(core, target, call, queue);
+      }
       const next = handed?.next ?? size();
       if (next instanceof Error) throw tries.short(next);
       const { token, ttl, timeoutMs } = next;
@@ -139,18 +145,14 @@ export async function acquireLoop(
       const verdict = await judge(core, round, spec);
       const { outcomes, why, durationMs, busy } = verdict;
       if (signal?.aborted) {
-        // The caller gave up while this round ran: undo whatever it granted, and let the waiter
-        // know where a busy round registered it, so that stopping leaves those rooms too.
-        waiter.refused(round, verdict);
+        // The caller gave up while this round ran: undo whatever it granted.
         await cleanup(core, round, spec);
         throw signal.reason;
       }
       if (verdict.granted) {
-        waiter.granted(round, spec);
         core.emit({ type: "acquire", key, attempt, result: "granted", durationMs, outcomes });
         return grantOf(core, target, { round, verdict, terms: next, lease });
       }
-      waiter.refused(round, verdict);
       const result =
         why === undefined && busy ? "busy" : verdict.invalid ? "invalid" : "unavailable";
       core.emit({ type: "acquire", key, attempt, result, durationMs, outcomes });
@@ -162,10 +164,104 @@ export async function acquireLoop(
       const hopeless =
         markerOutlasts(outcomes, waitUntil - now) || tokensRuleOutMajority(core, outcomes);
       if (now >= waitUntil || hopeless) throw tries.giveUp(refused.error);
-      await waiter.pause(refused);
+      if (!waiter.queues) await waiter.pause(refused);
     }
   } finally {
     waiter.stop();
+  }
+}
+
+/** What a call waiting in the nodes' queues brings from the acquire loop (see {@link queuedGrant}). */
+interface QueueCall {
+  readonly keys: Keys;
+  /** Epoch ms of the call. */
+  readonly place: number;
+  readonly waitUntil: number;
+  /** Sizes the next look (its token is not used: a queued call has one token of its own). */
+  readonly size: () => RoundTerms | LockError;
+  /** Called at each look: the call is alive, first in its local line. */
+  readonly alive: () => void;
+}
+
+/**
+ * Wait in the nodes' queues (docs/SAFETY.md §2 P1–P4, §6 "The queue"): one token for the call,
+ * a stream on every node for its hand-offs, and a {@link QueuedWait} that counts placements until
+ * a majority is counted; with fencing on N > 1 the fence is then raised on a majority (F2), and
+ * the grant's validity is the tally's (E2 for the queue). The call leaves the queues of the nodes
+ * it was not counted on. A call that ends without a grant discards its token everywhere (a node
+ * may have handed it the key meanwhile) and writes its tombstone (L3): nothing of it is placed
+ * or registered after that.
+ */
+async function queuedGrant(
+  core: LockCore,
+  target: KeySet,
+  call: ResolvedCall,
+  queue: QueueCall,
+): Promise<Grant> {
+  const { nodes, options } = core;
+  const { keys, place, waitUntil, alive } = queue;
+  const { budget, lease } = call;
+  const key = target.name;
+  const token = newToken();
+  const began = performance.now();
+  const size = () => {
+    alive();
+    return queue.size();
+  };
+  const wait = new QueuedWait(core, call, { key, keys, place, token, waitUntil, size });
+  const room = (keys[0] as Keys[number]).room;
+  const listening = core.streams.listen(nodes, room, token, (index, h) => wait.handed(index, h));
+  let granted = false;
+  let last: RoundTerms | undefined;
+  try {
+    await listening.opened(budget, core.timeoutFor(lease));
+    for (;;) {
+      const queued = await wait.run();
+      last = queued.terms;
+      const { timeoutMs } = queued.terms;
+      let fence = queued.fence;
+      if (options.fencing && nodes.length > 1) {
+        const raise = await core.raiseRound(nodes, { keys, token, timeoutMs, budget }, fence);
+        if (!raise.ok) {
+          wait.postpone(raise.outcomes);
+          continue;
+        }
+        fence = Math.max(fence, ...raise.values.values());
+        if (queued.validUntil - performance.now() < options.minValidity) {
+          wait.postpone(queued.outcomes);
+          continue;
+        }
+      }
+      granted = true;
+      const counted = new Set(queued.nodes);
+      const others = nodes.filter((node) => !counted.has(node.index));
+      core.leave(others, { keys, token, timeoutMs, budget });
+      const durationMs = performance.now() - began;
+      const { outcomes, validUntil, looks } = queued;
+      core.emit({ type: "acquire", key, attempt: looks, result: "granted", durationMs, outcomes });
+      return {
+        key,
+        names: target.keys,
+        keys,
+        token,
+        fence: options.fencing ? fence : undefined,
+        lease,
+        validUntil,
+        timeoutMs,
+        outcomes,
+        // Any node may have handed us the key (we were in every queue): a release asks them all.
+        holds: nodes.map(() => true),
+        local: core.lines.of(core.lineKey(keys)).hold(validUntil),
+      };
+    }
+  } finally {
+    listening.close();
+    if (!granted) {
+      const terms = last ?? { token, ttl: lease, timeoutMs: core.timeoutFor(lease) };
+      const { ttl, timeoutMs } = terms;
+      const spec = { keys, token, ttl: Math.max(ttl, handMsFor(ttl, timeoutMs)), timeoutMs, budget };
+      void core.discardRound(spec, { nodes }).catch(() => {});
+    }
   }
 }
 

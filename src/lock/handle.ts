@@ -538,10 +538,9 @@ export class LockHandle implements Lock {
       // started stops when it ends, and the next holder (another request) waits on it.
       releasing = Promise.all([handover.release, handover.acquire]).then(([round]) => round);
     } else {
-      // Waiters of other instances placed before our next caller are served first (the room).
+      // Waiters of other instances placed before our next caller are served first (the queue).
       const scope = {
         holds,
-        serveRoom: true,
         before: line?.firstPlace(),
         // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5, J1).
         counterMs: this.#owed?.retention,

@@ -121,7 +121,7 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
     const release = (grant: Grant) => {
       const { keys, token, timeoutMs, holds } = grant;
       void core
-        .releaseRound({ keys, token, timeoutMs, budget: call.budget }, { holds, serveRoom: true })
+        .releaseRound({ keys, token, timeoutMs, budget: call.budget }, { holds })
         .catch(() => {});
       grant.local.end();
     };

@@ -53,6 +53,11 @@ export class RestNode {
     readonly knownScripts: Set<string> = new Set(),
   ) {}
 
+  /** Whether the client can subscribe (see {@link subscribe}): a waiter needs every node's stream. */
+  get streams(): boolean {
+    return typeof (this.redis as { subscribe?: unknown }).subscribe === "function";
+  }
+
   /**
    * Subscribe to `channel` over the client's SSE route (`/subscribe/<channel>`), or `undefined`
    * when the client has no `subscribe` (a `RedisLike` that is not `@upstash/redis`).

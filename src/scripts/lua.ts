@@ -140,10 +140,8 @@ end
  *   keys by). A gap is measured from a time rounded up to one rounded down: never overstated.
  * - `register(i, token, hi, r)`: record the call `token` in key i's queue at node time `hi`, from
  *   its registration `r` (`place`, `look`, `listener`, `waitMs`, `handMs`, `roomMs`, `fencing`
- *   "1"/"0": see `registration`), unless the record there is of the same look or a newer one (a
+ *   "1"/"0": ACQUIRE's and PASS's arguments), unless the record there is of the same look or a newer one (a
  *   late request of an older look never replaces the `p` of a newer one).
- * - `registration(at)`: the registration in ARGV from position `at` on (nil when ARGV ends
- *   before it): place, look, listener, waitMs, handMs, roomMs, fencing.
  * - `head(i, lo, skip, limit)`: the first live waiter other than `skip`, placed before `limit`
  *   (`{place, token}`; nil: any); drops records whose wait ended.
  * - `handoff(i, token, f, lo)`: key i (free) to waiter `token`: `SET key token PX handMs`, a fence
@@ -189,13 +187,6 @@ local function register(i, token, hi, r)
   local record = {r.place, hi + tonumber(r.waitMs), r.listener, r.look, hi, r.handMs, r.fencing}
   redis.call("HSET", roomKey(i), token, table.concat(record, "|"))
   keepQueue(i, r.roomMs)
-end
-local function registration(at)
-  if ARGV[at + 1] == nil then
-    return nil
-  end
-  return {place = ARGV[at], look = ARGV[at + 1], listener = ARGV[at + 2], waitMs = ARGV[at + 3],
-    handMs = ARGV[at + 4], roomMs = ARGV[at + 5], fencing = ARGV[at + 6]}
 end
 local function head(i, lo, skip, limit)
   local all = redis.call("HGETALL", roomKey(i))
@@ -286,9 +277,15 @@ local token = ARGV[1] -- the token to place
 local ttl = ARGV[2] -- its lease, ms
 local fencing = ARGV[3] == "1" -- issue a fence on a grant
 local place = ARGV[4] -- the caller's place: epoch ms of its call ("" or nil: none)
--- A waiting call's registration (ARGV 4 to 10: place, look, listener, waitMs, handMs, roomMs,
--- fencing; nil: none), kept while the key is held.
-local reg = registration(4)
+local look = ARGV[5] -- a waiting call's look number, registered while held (nil: none)
+local listener = ARGV[6] -- its instance's channel id
+local waitMs = ARGV[7] -- how much longer it waits at most, ms
+local handMs = ARGV[8] -- the TTL of a hand-off to it, ms
+local roomMs = ARGV[9] -- keep the queue at least this long, ms
+local handFence = ARGV[10] -- "1": a hand-off to it issues a fence
+
+local reg = look and {place = place, look = look, listener = listener, waitMs = waitMs,
+  handMs = handMs, roomMs = roomMs, fencing = handFence}
 
 -- A late or re-sent request of a call that ended and was cleaned up places nothing.
 if discarded(void) then
@@ -951,8 +948,16 @@ return -1
 export const PASS_LUA = `-- edgelock pass
 ${KEY_TRIPLES}${TRIPLES}${QUEUE}local n, void = triples() -- the lock's key; the call's tombstone
 local token = ARGV[1] -- the passing call's token
--- Its registration (ARGV 2 to 8: place, look, listener, waitMs, handMs, roomMs, fencing).
-local reg = registration(2)
+local place = ARGV[2] -- its place: epoch ms of its call
+local look = ARGV[3] -- the pass's own look number
+local listener = ARGV[4] -- its instance's channel id
+local waitMs = ARGV[5] -- how much longer it waits at most, ms
+local handMs = ARGV[6] -- the TTL of a hand-off to it, ms
+local roomMs = ARGV[7] -- keep the queue at least this long, ms
+local handFence = ARGV[8] -- "1": a hand-off to it issues a fence
+
+local reg = {place = place, look = look, listener = listener, waitMs = waitMs, handMs = handMs,
+  roomMs = roomMs, fencing = handFence}
 
 if discarded(void) then
   return {0, redis.call("PTTL", lockKey(1))}

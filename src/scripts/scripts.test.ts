@@ -11,6 +11,7 @@ import {
   HANDOVER,
   INSPECT,
   LEAVE,
+  PASS,
   RECORD,
   RELEASE,
   RESUME,
@@ -43,31 +44,33 @@ describe("scripts", () => {
   });
 
   it("acquire reply shapes", () => {
-    expect(ACQUIRE.parse([1, 0])).toEqual({ granted: true, fence: 0 });
-    expect(ACQUIRE.parse([1, 7])).toEqual({ granted: true, fence: 7 });
-    expect(ACQUIRE.parse([0, 5300])).toEqual({ granted: false, pttl: 5300 });
-    expect(ACQUIRE.parse([0, -1])).toEqual({ granted: false, pttl: -1 });
-    expect(ACQUIRE.parse([2, 86_400_000])).toEqual({
+    expect(ACQUIRE.parse([1, 0, -1])).toEqual({ granted: true, fence: 0 });
+    expect(ACQUIRE.parse([1, 7, -1])).toEqual({ granted: true, fence: 7 });
+    expect(ACQUIRE.parse([0, 5300, -1])).toEqual({ granted: false, pttl: 5300 });
+    // Held by a holder this node placed: its place in the queue's order.
+    expect(ACQUIRE.parse([0, 5300, 1_700])).toEqual({ granted: false, pttl: 5300, ahead: 1_700 });
+    expect(ACQUIRE.parse([0, -1, -1])).toEqual({ granted: false, pttl: -1 });
+    expect(ACQUIRE.parse([2, 86_400_000, -1])).toEqual({
       granted: false,
       done: true,
       pttl: 86_400_000,
     });
-    expect(ACQUIRE.parse([2, -1])).toEqual({ granted: false, done: true, pttl: -1 });
-    expect(ACQUIRE.parse([3, 120])).toEqual({ granted: false, pttl: 120, reserved: true });
+    expect(ACQUIRE.parse([2, -1, -1])).toEqual({ granted: false, done: true, pttl: -1 });
     for (const bad of [
       null,
       "OK",
       1,
       [1],
-      [1, 2, 3],
-      ["1", "0"],
-      [4, 0],
-      [3, -3],
-      [2, -2],
-      ["2", 5],
-      [1, -1],
-      [0, -3],
-      [1, 0.5],
+      [1, 2],
+      [1, 2, 3, 4],
+      ["1", "0", "-1"],
+      [4, 0, -1],
+      [3, 120, -1],
+      [2, -2, -1],
+      ["2", 5, -1],
+      [1, -1, -1],
+      [0, -3, -1],
+      [1, 0.5, -1],
       {},
     ]) {
       expect(ACQUIRE.parse(bad)).toBeUndefined();
@@ -134,13 +137,13 @@ describe("scripts", () => {
       acquire: { granted: false, done: true, pttl: 60_000 },
       released: -1,
     });
-    // A reservation for an earlier waiter of the room, made by our release (or its re-send).
+    // A hand-off to an earlier waiter of the queue, made by our release (or its re-send).
     expect(HANDOVER.parse([3, 1250, 1])).toEqual({
-      acquire: { granted: false, pttl: 1250, reserved: true },
+      acquire: { granted: false, pttl: 1250, handed: true },
       released: 1,
     });
     expect(HANDOVER.parse([3, 80, -1])).toEqual({
-      acquire: { granted: false, pttl: 80, reserved: true },
+      acquire: { granted: false, pttl: 80, handed: true },
       released: -1,
     });
     for (const bad of [null, [1, 0], [1, 0, 2], [0, 4200, 1], [2, 5, 0], [1, -1, 1], ["1", 0, 1]]) {
@@ -165,16 +168,30 @@ describe("scripts", () => {
   });
 
   it("argument builders put each field where the script's named locals read it", () => {
-    const waiter = { member: "9:abc:1", place: 1_700, roomMs: 4_000 };
+    const queue = {
+      place: 1_700,
+      look: 3,
+      listener: "abc",
+      waitMs: 9_000,
+      handMs: 1_000,
+      roomMs: 10_000,
+      fencing: true,
+    };
+    const registered = ["1700", "3", "abc", "9000", "1000", "10000", "1"];
     expect(ACQUIRE.args({ token: "t", ttl: 5_000, fencing: true })).toEqual(["t", "5000", "1"]);
-    expect(ACQUIRE.args({ token: "t", ttl: 5_000, fencing: false, waiter })).toEqual([
+    expect(ACQUIRE.args({ token: "t", ttl: 5_000, fencing: true, place: 1_700 })).toEqual([
+      "t",
+      "5000",
+      "1",
+      "1700",
+    ]);
+    expect(ACQUIRE.args({ token: "t", ttl: 5_000, fencing: false, queue })).toEqual([
       "t",
       "5000",
       "0",
-      "9:abc:1",
-      "1700",
-      "4000",
+      ...registered,
     ]);
+    expect(PASS.args({ token: "t", queue })).toEqual(["t", ...registered]);
     expect(EXTEND.args({ token: "t", ttl: 7_000 })).toEqual(["t", "7000"]);
     expect(RESUME.args({ ticketToken: "t0", token: "t", ttl: 5_000, fencing: true })).toEqual([
       "t0",
@@ -183,22 +200,9 @@ describe("scripts", () => {
       "1",
     ]);
     expect(RELEASE.args({ token: "t" })).toEqual(["t"]);
-    const serve = { now: 1_000, listenMs: 250 };
-    expect(RELEASE.args({ token: "t", serve })).toEqual(["t", "1000", "250"]);
-    expect(RELEASE.args({ token: "t", serve: { ...serve, before: 900 } })).toEqual([
-      "t",
-      "1000",
-      "250",
-      "900",
-    ]);
+    expect(RELEASE.args({ token: "t", before: 900 })).toEqual(["t", "900"]);
     // The counter lifetime keeps its position when there is no place before it.
-    expect(RELEASE.args({ token: "t", serve: { ...serve, counterMs: 60_000 } })).toEqual([
-      "t",
-      "1000",
-      "250",
-      "",
-      "60000",
-    ]);
+    expect(RELEASE.args({ token: "t", counterMs: 60_000 })).toEqual(["t", "", "60000"]);
     expect(FENCE_RAISE.args({ fence: 12, token: "t" })).toEqual(["12", "t"]);
     expect(DISCARD.args({ token: "t", keepMs: 5_000 })).toEqual(["t", "5000"]);
     expect(DISCARD.args({ token: "t", keepMs: 5_000, restore: "t0" })).toEqual(["t", "5000", "t0"]);
@@ -209,28 +213,15 @@ describe("scripts", () => {
       "r",
     ]);
     const next = { token: "n", ttl: 5_000, fencing: true };
-    expect(HANDOVER.args({ token: "t", next, now: 1_000, listenMs: 250 })).toEqual([
+    expect(HANDOVER.args({ token: "t", next })).toEqual(["t", "n", "5000", "1", ""]);
+    expect(HANDOVER.args({ token: "t", next, place: 1_700 })).toEqual([
       "t",
       "n",
       "5000",
       "1",
-      "",
-      "1000",
-      "250",
-      "",
-    ]);
-    const entry = { member: "9:abc:1", place: 1_700 };
-    expect(HANDOVER.args({ token: "t", next, entry, now: 1_000, listenMs: 250 })).toEqual([
-      "t",
-      "n",
-      "5000",
-      "1",
-      "9:abc:1",
-      "1000",
-      "250",
       "1700",
     ]);
-    expect(LEAVE.args({ member: "9:abc:1" })).toEqual(["9:abc:1"]);
+    expect(LEAVE.args({ token: "t" })).toEqual(["t"]);
     for (const script of [INSPECT, RECORD, FORCE_RELEASE]) expect(script.args({})).toEqual([]);
   });
 

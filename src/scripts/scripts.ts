@@ -71,7 +71,7 @@ export interface QueueRegistration {
   readonly fencing: boolean;
 }
 
-/** A registration as ARGV (ACQUIRE's and PASS's, in `registration(at)`'s order in `lua.ts`). */
+/** A registration as ARGV (ACQUIRE's from ARGV[4], PASS's from ARGV[2], in this order). */
 function registrationArgs(queue: QueueRegistration): string[] {
   const { place, look, listener, waitMs, handMs, roomMs, fencing } = queue;
   return [place, look, listener, waitMs, handMs, roomMs].map(String).concat(flag(fencing));

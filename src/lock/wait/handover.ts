@@ -3,7 +3,7 @@ import type { NodeStatus } from "../../errors";
 import type { RestNode } from "../../node";
 import { fanOut, type NodeAnswer, type Round, roundTimer } from "../../quorum";
 import { type CasReply, evalScript, HANDOVER, scriptKeys, tombstoneKey } from "../../scripts";
-import { acquireAnswer, type LockCore, reservationFor, SHARED_TIMER_MAX_NODES } from "../core";
+import { acquireAnswer, type LockCore, SHARED_TIMER_MAX_NODES } from "../core";
 import { casStatus, type Holds, mayHold, NOT_THERE } from "../holds";
 import type { AcquireSpec, Keys } from "../spec";
 import type { NextRound } from "./queue";
@@ -11,8 +11,8 @@ import type { NextRound } from "./queue";
 /**
  * Waiting strategy 1, the local line: a release that hands the key to the first waiter in the
  * same requests. Keeps docs/SAFETY.md §3 "handover" (the next holder is granted like an acquire
- * round, with validity from before the first request) and §6 "Order across instances" (a room's
- * earlier waiters of other instances are served first, `SERVE_ROOM`).
+ * round, with validity from before the first request) and §6 "The queue" (a queue's earlier
+ * waiters of other instances are served first: HANDOVER hands the key to them instead).
  *
  * @module
  */
@@ -53,9 +53,9 @@ const answered = (status: NodeStatus): boolean =>
  * Mutual exclusion is that of a release followed by an acquire: each node sets the next token
  * only where our token was or the key was free, and the next holder needs a majority of those
  * grants, with its validity counted from before the first request went out. Fairness: a node
- * whose wait room has a waiter placed before the next holder (another instance's caller) reserves
- * the key for that waiter instead (HANDOVER's `SERVE_ROOM`), so local callers cannot keep a key
- * from the others by handing it on among themselves.
+ * whose queue has a live waiter placed before the next holder (another instance's caller) hands
+ * the key to that waiter instead (P3), so local callers cannot keep a key from the others by
+ * handing it on among themselves.
  *
  * @example
  * const { keys, token, holds } = grant;
@@ -70,19 +70,17 @@ export function handoverRound(
   const startedAt = performance.now();
   const { keys, token, holds, budget } = from;
   const { fencing } = core.options;
-  // The next holder's entry and place let HANDOVER serve a room's earlier waiters first.
+  // The next holder's place lets HANDOVER serve a queue's earlier waiters first.
   const args = HANDOVER.args({
     token,
     next: { token: next.token, ttl: next.ttl, fencing },
-    entry: next.entry,
-    now: Date.now(),
-    listenMs: reservationFor(next.timeoutMs),
+    place: next.place,
   });
   // The next holder's tombstone: a HANDOVER landing after its failed round's cleanup places
   // nothing (docs/SAFETY.md §2, L3).
   const withVoid = scriptKeys(keys, tombstoneKey(keys, next.token));
-  const { token: nextToken, ttl, timeoutMs, waiter } = next;
-  const acquire: AcquireSpec = { keys, token: nextToken, ttl, timeoutMs, budget, waiter };
+  const { token: nextToken, ttl, timeoutMs, place } = next;
+  const acquire: AcquireSpec = { keys, token: nextToken, ttl, timeoutMs, budget, place };
   // One timer for all of these requests (they serve two rounds here).
   const timer = core.nodes.length <= SHARED_TIMER_MAX_NODES ? roundTimer(timeoutMs) : undefined;
   const shared: HandoverRequests = { core, keys: withVoid, args, acquire, signal: timer?.signal };

@@ -128,7 +128,7 @@ describe("LocalLine", () => {
     const a = line.join(1_000);
     const b = line.join(1_000);
     const offer = (name: string): Offer => ({
-      next: () => ({ token: name, ttl: 1, timeoutMs: 1 }),
+      next: () => ({ token: name, ttl: 1, timeoutMs: 1, place: 0 }),
       accept: () => {},
     });
     line.offer(b, offer("b")); // not first: ignored

@@ -1,6 +1,5 @@
 import type { NodeOutcome } from "../../errors";
 import type { Round } from "../../quorum";
-import type { RoomEntry, RoomRegistration } from "../../scripts";
 
 /**
  * Waiting strategy 1, the local line: the callers of one `Locks` instance waiting for one key,
@@ -41,16 +40,13 @@ export interface LocalHold {
 
 /**
  * The round a handover would run for the first waiter: its fresh token, TTL and timeout, and its
- * wait room registration, which the grant removes from the room.
+ * place (epoch ms of its call), so that HANDOVER serves the queues' earlier waiters first.
  */
 export interface NextRound {
   readonly token: string;
   readonly ttl: number;
   readonly timeoutMs: number;
-  /** ACQUIRE's wait room registration (see `RoomSeat.registration`), if any. */
-  readonly waiter?: RoomRegistration | undefined;
-  /** The next holder's room entry and place, for HANDOVER to serve earlier waiters first. */
-  readonly entry?: RoomEntry | undefined;
+  readonly place: number;
 }
 
 /**

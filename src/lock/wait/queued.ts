@@ -6,6 +6,7 @@ import { failureOf, tokensRuleOutMajority } from "../failure";
 import type { ResolvedCall } from "../options";
 import type { Keys, RoundSpec, RoundTerms } from "../spec";
 import type { Handoff } from "./streams";
+import { afterAttempts } from "./tried";
 import { type Counting, Tally } from "./tally";
 
 /** What a queued wait needs of its call (all times on the `performance.now()` clock). */
@@ -20,7 +21,7 @@ export interface QueuePlan {
   /** No look starts after this. */
   readonly waitUntil: number;
   /** Sizes the next look now (its TTL and request timeout; the token is the call's), or why not. */
-  readonly size: () => Omit<RoundTerms, "token"> | LockError;
+  readonly size: () => RoundTerms | LockError;
 }
 
 /** A majority counted, with the last look's outcomes (what the `Lock` reports). */
@@ -73,6 +74,11 @@ export class QueuedWait {
   /** Per node: until when a done marker seen there stands (`performance.now()`; no grant before). */
   readonly #marked = new Map<number, number>();
   #terms: RoundTerms | undefined;
+  /** When the next look is due (`performance.now()`). */
+  #nextLook = performance.now();
+  /** No grant is decided before a look numbered above this (see {@link postpone}). */
+  #postponed = 0;
+  readonly #began = performance.now();
 
   constructor(
     private readonly core: LockCore,
@@ -99,12 +105,12 @@ export class QueuedWait {
     const { core, call, plan } = this;
     const { signal } = call;
     const { retryDelayMax } = core.options;
-    let nextLook = performance.now();
     let partialSince: number | undefined;
     for (;;) {
       if (signal?.aborted) throw signal.reason;
       const now = performance.now();
-      const counting = this.#marker(now) ? undefined : this.#tally.decide(now);
+      const blocked = this.#marker(now) || this.#looks <= this.#postponed;
+      const counting = blocked ? undefined : this.#tally.decide(now);
       if (counting !== undefined) {
         const terms = this.#terms as RoundTerms;
         return { ...counting, outcomes: this.#outcomes(counting), terms, looks: this.#looks };
@@ -116,20 +122,31 @@ export class QueuedWait {
       if (partialSince !== undefined && now - partialSince >= patience) {
         partialSince = now;
         if (this.#behind()) await this.#pass();
-        else nextLook = now;
+        else this.#nextLook = now;
       }
-      if (now >= nextLook) {
+      if (now >= this.#nextLook) {
         await this.#look();
-        nextLook = performance.now() + retryDelayMax;
+        this.#nextLook = performance.now() + retryDelayMax;
         continue;
       }
       const until = Math.min(
-        nextLook,
+        this.#nextLook,
         plan.waitUntil,
         partialSince === undefined ? Number.POSITIVE_INFINITY : partialSince + patience,
       );
       await this.#sleep(until - now);
     }
+  }
+
+  /**
+   * The majority counted could not be granted (its fence raise failed, or too little validity
+   * was left after it): `outcomes` are what the caller reports if it gives up; decide again only
+   * after the next look, which is due after `retryDelay`.
+   */
+  postpone(outcomes: readonly NodeOutcome[]): void {
+    this.#last = outcomes;
+    this.#postponed = this.#looks;
+    this.#nextLook = performance.now() + this.core.options.retryDelay;
   }
 
   /** One look: ACQUIRE with our registration on every node, each answer counted as it comes. */
@@ -138,7 +155,7 @@ export class QueuedWait {
     const sized = plan.size();
     if (sized instanceof Error) throw sized;
     const look = ++this.#looks;
-    const terms: RoundTerms = { token: plan.token, ...sized };
+    const terms: RoundTerms = { token: plan.token, ttl: sized.ttl, timeoutMs: sized.timeoutMs };
     this.#terms = terms;
     const start = performance.now();
     this.#starts.set(look, start);
@@ -177,7 +194,7 @@ export class QueuedWait {
     const look = ++this.#looks;
     this.#starts.set(look, performance.now());
     this.#tally.passed(look);
-    const terms: RoundTerms = { token: plan.token, ...sized };
+    const terms: RoundTerms = { token: plan.token, ttl: sized.ttl, timeoutMs: sized.timeoutMs };
     const spec: RoundSpec = { keys: plan.keys, ...terms, budget: this.call.budget };
     await core.passRound(spec, this.#registration(look, terms));
   }
@@ -219,9 +236,13 @@ export class QueuedWait {
     return [...this.#marked.values()].some((until) => until > this.plan.waitUntil);
   }
 
+  /** The last look's failure; after more than one look, it says how long and how often. */
   #failure(): LockError {
     const { core, plan } = this;
-    return failureOf(core, plan.key, { outcomes: this.#last, why: undefined });
+    const error = failureOf(core, plan.key, { outcomes: this.#last, why: undefined });
+    return this.#looks > 1
+      ? afterAttempts(error, this.#looks, performance.now() - this.#began)
+      : error;
   }
 
   /** The outcomes a `Lock` reports: counted nodes `ok`, the others as last seen. */

@@ -1,3 +1,4 @@
+import type { Budget } from "../../budget";
 import type { RestNode, SubscriberLike } from "../../node";
 import { newToken, unref } from "../timing";
 
@@ -77,11 +78,19 @@ interface Stream {
   failed: boolean;
   users: number;
   readonly calls: Map<string, (handoff: Handoff) => void>;
+  /** Told once the stream opened or failed. */
+  readonly settled: Promise<void>;
   linger?: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** A call's use of its key's streams (see {@link HandoffStreams.listen}). */
 export interface Listening {
+  /**
+   * Charge the streams this call opened to `budget` (one subrequest each) and wait until each of
+   * them opened or failed, at most `ms`: a registration before its node's stream is open is
+   * skipped by a hand-off there (nobody listens yet).
+   */
+  opened(budget: Budget | undefined, ms: number): Promise<void>;
   /** Whether the stream to node `index` is open (a hand-off there reaches this call). */
   ready(index: number): boolean;
   /** Stop listening; a stream closes when its last user stops. Idempotent. */
@@ -120,13 +129,24 @@ export class HandoffStreams {
     token: string,
     onHandoff: (index: number, handoff: Handoff) => void,
   ): Listening {
+    const before = this.#streams.size;
     const used = nodes.map((node) => this.#use(node, queue));
+    const fresh = this.#streams.size - before;
     used.forEach((stream, position) => {
       const index = nodes[position]?.index ?? position;
       stream?.calls.set(token, (handoff) => onHandoff(index, handoff));
     });
     let closed = false;
     return {
+      opened: async (budget, ms) => {
+        if (fresh > 0) budget?.charge(fresh);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, ms);
+        });
+        await Promise.race([Promise.all(used.map((stream) => stream?.settled)), late]);
+        if (timer !== undefined) clearTimeout(timer);
+      },
       ready: (index) => {
         const stream = used[nodes.findIndex((n) => n.index === index)];
         return stream !== undefined && stream.ready && !stream.failed;
@@ -192,12 +212,25 @@ export class HandoffStreams {
       return undefined;
     }
     if (subscriber === undefined) return undefined;
-    const stream: Stream = { subscriber, ready: false, failed: false, users: 0, calls: new Map() };
+    let settle = (): void => {};
+    const settled = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    const stream: Stream = {
+      subscriber,
+      ready: false,
+      failed: false,
+      users: 0,
+      calls: new Map(),
+      settled,
+    };
     subscriber.on("subscribe", () => {
       stream.ready = true;
+      settle();
     });
     subscriber.on("error", () => {
       stream.failed = true;
+      settle();
     });
     subscriber.on("message", (data) => {
       const handoff = parseHandoff((data as { message?: unknown } | undefined)?.message);

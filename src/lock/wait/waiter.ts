@@ -1,6 +1,5 @@
 import type { LockError } from "../../errors";
 import type { Round } from "../../quorum";
-import type { Verdict } from "../look";
 import type { Keys, RoundSpec, RoundTerms } from "../spec";
 import type { Refusal } from "./pacing";
 import type { LastLook } from "./queue";
@@ -10,22 +9,20 @@ import type { HandedRound } from "./turn";
  * How one acquire call waits for its lock: the one interface the acquire loop (`acquireLoop`,
  * `src/lock/acquire.ts`) talks to, so that each way of waiting is a unit of its own, checked
  * against docs/SAFETY.md §6 "Liveness and fairness" on its own. One waiter per call; the loop
- * asks it, in this order, at every look:
+ * asks it, in this order:
  *
- * 1. {@link turn}: wait for this caller's turn before looking (or get the look a release of this
- *    instance ran for it);
- * 2. {@link look}: look at the lock, the way this strategy looks (what the look carries, where
- *    it asks);
- * 3. {@link granted} or {@link refused}: what the judged look came to;
- * 4. {@link pause}: sleep before the next look;
+ * 1. {@link turn}: wait for this caller's turn among the callers of its `Locks` instance (or get
+ *    the look a release of this instance ran for it);
+ * 2. if the call {@link queues}, it then waits in the nodes' queues (`queued.ts`) until a grant or
+ *    the end of its wait; otherwise it polls: {@link look}, and after a refused look
+ *    {@link pause} before the next;
  *
  * and {@link stop} once, however the call ends.
  *
- * A waiter decides only who asks the nodes when, and what a look registers: it never decides who
- * holds the lock. Every grant is an acquire round (one the loop ran, or one handed over by a
- * release) judged by `judge` (`src/lock/look.ts`), against docs/SAFETY.md §3 "acquire round,
- * probe" and §4 Theorem 1; so a new strategy keeps §2–§5 by construction and is checked against
- * §6 only.
+ * A waiter decides only who asks the nodes when: it never decides who holds the lock. A poller's
+ * grant is an acquire round (its look, or one a release handed over) judged by `judge`
+ * (`src/lock/look.ts`); a queued call's grant is a majority of placements counted by its `Tally`
+ * (docs/SAFETY.md §2, P1–P4). So a strategy is checked against §6 only.
  *
  * @example
  * const waiter: Waiter = combinedWaiter(core, call, plan);
@@ -33,6 +30,13 @@ import type { HandedRound } from "./turn";
  * const round = await (handed?.round ?? waiter.look(spec));
  */
 export interface Waiter {
+  /** Epoch ms of the call: its place in the line and in the nodes' queues. */
+  readonly place: number;
+  /**
+   * The call waits in the nodes' queues (one key, a wait, every node can stream): after its turn
+   * it counts hand-offs instead of polling.
+   */
+  readonly queues: boolean;
   /**
    * Before a look: wait until this caller may ask the nodes. Resolves with the round a release of
    * this instance already ran as this caller's look (judge it like any other), or `undefined`:
@@ -41,20 +45,19 @@ export interface Waiter {
    */
   turn(failure: () => LockError | undefined): Promise<HandedRound | undefined>;
   /**
-   * Look at the lock with `spec` (its token, TTL and timeout): an acquire round (or a probe of
-   * one node, `look` in `src/lock/look.ts`) carrying what this strategy registers on the nodes.
+   * Stand first in the local line while this call waits in the nodes' queues: the instance's
+   * other callers for the key wait behind it. Returns what to call at each sign of life (a look),
+   * so that they do not take it for gone.
    */
+  stand(): () => void;
+  /** Look at the lock with `spec`: an acquire round (or a probe of one node, `look.ts`). */
   look(spec: RoundSpec): Promise<Round<number>>;
-  /** The look `round`, run with `spec`, was judged granted. */
-  granted(round: Round<number>, spec: RoundSpec): void;
-  /** The look `round` was refused (or its caller gave up while it ran). */
-  refused(round: Round<number>, verdict: Pick<Verdict, "busy" | "outcomes">): void;
   /**
    * After a refused look, sleep until the next one may help. Throws the `signal`'s reason when
    * aborted meanwhile.
    */
   pause(refused: Refused): Promise<void>;
-  /** The call ended (granted, gave up, failed, aborted): leave whatever it waits in. Once. */
+  /** The call ended (granted, gave up, failed, aborted): leave the line. Once. */
   stop(): void;
 }
 
