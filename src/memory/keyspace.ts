@@ -35,6 +35,7 @@ export const ARITY: ReadonlyMap<string, number> = new Map([
   ["INCR", 2],
   ["TYPE", 2],
   ["PUBLISH", 3],
+  ["TIME", 1],
   ["ZADD", -4],
   ["ZREM", -3],
   ["ZCARD", 2],
