@@ -16,6 +16,37 @@ import {
   scheduledArbitrary,
 } from "./one-shot";
 
+/**
+ * The `driftFactor` every simulated `Locks` instance is created with (the library's default).
+ */
+export const DRIFT_FACTOR = 0.01;
+
+/**
+ * How far a clock's rate may be from virtual (real) time: client clocks and node clocks alike run
+ * at a rate in [1 − spread, 1 + spread], with spread = driftFactor / 2.
+ *
+ * Why half: docs/SAFETY.md A1 asks that `drift(T) = T·driftFactor + 2 ms` cover the difference
+ * over a TTL T, and E2 uses it between one client and one node. A client whose clock runs at rate
+ * c (its ms per real ms) takes its round start s, then counts T − drift(T) of its own ms: its
+ * validity ends (T − drift(T)) / c real ms after s. A node whose clock runs at rate n placed the
+ * token at or after s with PX T: it keeps it at least T / n real ms (its floored ms only add to
+ * that). So E2 holds for every T when c / n ≥ 1 − driftFactor. With both rates within
+ * driftFactor / 2 of 1, the worst case (a slow client, a fast node) is
+ * c / n = (1 − f/2) / (1 + f/2) ≥ 1 − f, for any f ≥ 0: every client–node pair is within what
+ * drift(T) covers, and each clock is within driftFactor of real time as A1 says. Both clocks at
+ * the full factor (a client at 1 − f, a node at 1 + f) are within driftFactor of real time too,
+ * but c / n ≈ 1 − 2f breaks E2: `test/sim/node-clocks.test.ts` finds the overlap there.
+ *
+ * Two clients' clocks (the fairness check's skew) are then within driftFactor of each other.
+ */
+export const CLOCK_RATE_SPREAD = DRIFT_FACTOR / 2;
+
+/** A rate within {@link CLOCK_RATE_SPREAD}, in steps of 10⁻⁵; shrinks towards 1 (exact). */
+const clockRate = (): fc.Arbitrary<number> => {
+  const steps = Math.round(CLOCK_RATE_SPREAD * 100_000);
+  return fc.integer({ min: -steps, max: steps }).map((d) => 1 + d / 100_000);
+};
+
 /** How often requests and streams misbehave (see `runtime/fates.ts` for the numbers). */
 export type Weather = "calm" | "faulty" | "harsh";
 
@@ -107,7 +138,7 @@ export interface CallerSpec {
 /** One `Locks` instance: its options and clock. */
 export interface InstanceSpec {
   readonly wake: boolean;
-  /** Clock rate relative to real time, within the drift factor (0.99–1.01). */
+  /** Clock rate relative to real time, within {@link CLOCK_RATE_SPREAD} (0.995–1.005). */
   readonly rate: number;
   readonly callers: readonly CallerSpec[];
 }
@@ -126,6 +157,11 @@ export interface ScheduleSpec {
    * differ between nodes, since a look that finds only some nodes free increments only those.
    */
   readonly counters?: readonly number[] | undefined;
+  /**
+   * Each node's clock rate relative to real time, within {@link CLOCK_RATE_SPREAD} (index = node;
+   * missing: 1, an exact clock). Their epoch offsets are drawn from `seed`.
+   */
+  readonly nodeRates?: readonly number[] | undefined;
   readonly instances: readonly InstanceSpec[];
   /**
    * Constructed delays (named regressions): requests sent to a node within a window arrive late
@@ -246,7 +282,7 @@ const caller = (keys: number): fc.Arbitrary<CallerSpec> =>
 const instance = (keys: number): fc.Arbitrary<InstanceSpec> =>
   fc.record({
     wake: fc.boolean(),
-    rate: fc.integer({ min: 990, max: 1_010 }).map((r) => r / 1_000),
+    rate: clockRate(),
     callers: fc.array(caller(keys), { minLength: 1, maxLength: 3 }),
   });
 
@@ -277,6 +313,7 @@ export function scheduleSpec(): fc.Arbitrary<ScheduleSpec> {
           nil: undefined,
         },
       ),
+      nodeRates: fc.array(clockRate(), { minLength: 5, maxLength: 5 }),
       instances: fc.array(instance(keys), { minLength: 1, maxLength: 3 }),
     }),
   );
