@@ -1,7 +1,7 @@
 /**
  * The simulated nodes' own clocks (`runtime/node-clock.ts`): a node's keys expire by its clock,
  * which a restart does not touch, TIME reads it, and the checker sees its deadlines in virtual
- * time. And why their rates are bounded (`CLOCK_RATE_SPREAD` in `workload/spec.ts`): a client
+ * time. And why their rates are bounded (`CLOCK_RATE_SPREAD` in `workload/clocks.ts`): a client
  * clock 1% slow against node clocks 1% fast — each within `driftFactor` of real time, together
  * twice it — lets a second caller in while the first is still valid (docs/SAFETY.md E2 needs the
  * pair within `driftFactor`); at the simulation's bound, half the factor each, the same schedule
@@ -16,7 +16,8 @@ import { WEATHERS } from "./runtime/fates";
 import { NodeClock } from "./runtime/node-clock";
 import { Random } from "./runtime/random";
 import { EPOCH, Scheduler } from "./runtime/scheduler";
-import { CLOCK_RATE_SPREAD, DRIFT_FACTOR, type ScheduleSpec } from "./workload/spec";
+import { CLOCK_RATE_SPREAD, DRIFT_FACTOR } from "./workload/clocks";
+import type { ScheduleSpec } from "./workload/spec";
 
 /** A node on a clock of `rate` with a key set with PX `ms` at virtual time EPOCH + 0.4. */
 function nodeWithKey(rate: number, ms: number) {

@@ -1,8 +1,8 @@
 /**
  * Run one simulated schedule: build the nodes (each on its own clock), the network and one client
- * realm per `Locks` instance from the spec, start the callers, run virtual time until everything settled, wait out
- * every TTL, then check the observations (`check/properties.ts`). Deterministic: the same spec
- * (and overrides) always gives the same trace and verdict.
+ * realm per `Locks` instance from the spec, start the callers, run virtual time until everything
+ * settled, wait out every TTL, then check the observations (`check/properties.ts`). Deterministic:
+ * the same spec (and overrides) always gives the same trace and verdict.
  *
  * @module
  */
@@ -17,7 +17,8 @@ import { Random } from "./runtime/random";
 import { createClient, releaseClients, type SimClient } from "./runtime/realm";
 import { EPOCH, Scheduler } from "./runtime/scheduler";
 import { type Observations, type Peer, runCaller } from "./workload/actor";
-import { CLOCK_RATE_SPREAD, DRIFT_FACTOR, type ScheduleSpec } from "./workload/spec";
+import { CLOCK_RATE_SPREAD, DRIFT_FACTOR } from "./workload/clocks";
+import type { ScheduleSpec } from "./workload/spec";
 import { SimStore } from "./workload/store";
 
 /** What one schedule came to. */

@@ -654,7 +654,7 @@ describe("simulated node = redis-server, script by script", () => {
     expect(sim.keys()).toEqual([]);
   });
 
-  it("keys expire on the virtual clock: gone once now > deadline", () => {
+  it("keys expire on the node's clock: gone once now > deadline", () => {
     let now = 1_000;
     const sim = new SimNode({ now: () => now, sha1 });
     sim.set("k", "v", 100);

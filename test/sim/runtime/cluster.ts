@@ -1,7 +1,8 @@
 /**
  * The simulated nodes of a schedule and what happens to them: N {@link SimNode}s, each on a clock
- * of its own (`node-clock.ts`: its rate and epoch offset; a restart keeps it running), each up, paused (requests wait and run on resume, as on a stopped process
- * whose socket buffers fill) or down (killed: connections are refused), with the node faults
+ * of its own (`node-clock.ts`: its rate and epoch offset; a restart keeps it running), each up,
+ * paused (requests wait and run on resume, as on a stopped process whose socket buffers fill) or
+ * down (killed: connections are refused), with the node faults
  * (pause, resume, kill, restart with or without data) and the fan-out of PUBLISH to the wake-up
  * streams open on that node. Every restart that lost the data is recorded for the checker, and so
  * is every change of a lock key and every cleanup's tombstone, converted from the node's clock to
@@ -108,7 +109,8 @@ const NAME_OF = new Map(SCRIPTS.map((s) => [s.sha1, s.name]));
 /**
  * @example
  * const exact = { rate: 1, offsetMs: 0 };
- * const cluster = new SimCluster(scheduler, random.split("net"), [exact, exact, exact], WEATHERS.harsh);
+ * const clocks = [exact, exact, exact];
+ * const cluster = new SimCluster(scheduler, random.split("net"), clocks, WEATHERS.harsh);
  * scheduler.after(500, () => cluster.restart(1, false, 200));
  */
 export class SimCluster {

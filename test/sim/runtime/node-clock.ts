@@ -11,7 +11,7 @@
  * Why the offsets cannot matter: nothing safety-relevant compares one clock's epoch reading with
  * another's. Expiry on a node is measured by that node's clock alone (PX, PEXPIRE, PTTL: spans),
  * and the scripts never read a client's epoch time as a deadline. Only rates matter, and only
- * between a client and a node (see `CLOCK_RATE_SPREAD` in `workload/spec.ts`).
+ * between a client and a node (see `CLOCK_RATE_SPREAD` in `workload/clocks.ts`).
  *
  * @module
  */
