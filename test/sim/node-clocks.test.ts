@@ -151,6 +151,15 @@ describe("node clock rates against drift(T) (docs/SAFETY.md A1, E2)", () => {
     expect(verdict.bugs).toEqual([]);
   });
 
+  it("replays exactly with drifting node clocks (same spec, same trace)", async () => {
+    const spec = { ...holderAndWaiter(0.996, 1.003), nodeRates: [1.003, 0.997, 1.001] };
+    const first = await runSchedule(spec, { trace: true });
+    const second = await runSchedule(spec, { trace: true });
+    expect(first.trace?.length).toBeGreaterThan(1);
+    expect(second.trace).toEqual(first.trace);
+    expect(second.events).toBe(first.events);
+  });
+
   it("nodes a tenth of a percent faster than the bound: overlap again (the bound is tight)", async () => {
     const spread = CLOCK_RATE_SPREAD;
     const { verdict } = await runSchedule(holderAndWaiter(1 - spread, 1 + spread + 0.001));
