@@ -519,8 +519,8 @@ export class LockHandle implements Lock {
     if (this.#extending !== undefined) await this.#afterExtension();
     // Still held and valid as the requests go out: our token is on a majority until then
     // (docs/SAFETY.md §3, E3), so a release that a majority answered did release it, whatever a
-    // re-sent request then found there (gone, or a reservation already taken by the waiter it
-    // woke). Not after an extension found it gone (its keys were deleted behind our back).
+    // re-sent request then found there (gone, or the waiter its first request handed the key
+    // to). Not after an extension found it gone (its keys were deleted behind our back).
     const valid = held && !this.#gone && performance.now() < this.#validUntil;
     const { keys, token, timeoutMs, holds } = this.#grant;
     const core = this.#core;

@@ -61,13 +61,12 @@ export interface LocksOptions {
    * @default 1000 */
   readonly retryDelayMax?: number | undefined;
   /**
-   * Wake-up on release: a caller that waits for a busy key registers in the key's wait room on the
-   * nodes and listens on one node's SSE channel (`/subscribe`, one long request per waiting key
-   * and instance); a release wakes the first live waiter, which then asks at once instead of at
-   * its next poll. Looks at the lock while listening drop to one request at the holder's expiry
-   * or every `retryDelayMax`. Needs nodes whose client has `subscribe` (`@upstash/redis`); others
-   * poll as without it. Releases wake registered waiters whatever this option says.
-   * @default false */
+   * No effect; kept so that code written for edgelock 0.1 still runs. Every caller that waits for
+   * one key now waits in the nodes' queues and is handed the key by the release before it (one
+   * SSE stream per node, waiting key and instance), whatever this option says; callers for
+   * several keys, and nodes whose client cannot `subscribe`, poll.
+   * @default false
+   * @deprecated The queue is always on. */
   readonly wake?: boolean | undefined;
   /** Observability hook; receives events with per-node outcomes and never a token. Exceptions
    * it throws are ignored. */
@@ -279,7 +278,7 @@ export interface ReleaseResult {
  */
 export interface InspectResult {
   readonly key: string;
-  /** A majority of nodes report a holder (a reservation for a woken waiter counts). */
+  /** A majority of nodes report a holder. */
   readonly held: boolean;
   /** A majority of nodes keep a done marker: a `once()` job of this key finished. */
   readonly done: boolean;
@@ -288,8 +287,8 @@ export interface InspectResult {
   /** Highest fence counter reported (fencing keys only; 0 when none). */
   readonly fence: number;
   /**
-   * Per node: `"held"` (with `pttl`, −1 = no expiry; `reserved` while a release keeps it for the
-   * waiter it woke), `"done"` (a `once()` done marker, with `pttl`), `"absent"`, or a failure.
+   * Per node: `"held"` (with `pttl`, −1 = no expiry), `"done"` (a `once()` done marker, with
+   * `pttl`), `"absent"`, or a failure.
    */
   readonly nodes: readonly NodeOutcome[];
 }
@@ -387,7 +386,7 @@ export interface Locks {
    * `["a", "b"]` are the same lock): every key or none, in one atomic script call per node, with
    * one token, one fence and one validity. It conflicts with every lock that shares a key, in any
    * order, and cannot deadlock with them (no node ever holds part of a set). Waiting for several
-   * keys polls (`wake` applies to locks on one key).
+   * keys polls (only a wait for one key waits in the nodes' queues).
    * @throws {LockBusyError} still held by someone else after waiting (`retryAfter`; no
    *   `outcomes` when the caller only waited behind a grant of this same `Locks`)
    * @throws {QuorumError} too many nodes failed

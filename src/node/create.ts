@@ -91,9 +91,9 @@ function urlOfClient(redis: RedisLike): string | undefined {
  * raised as the client raises them, so they classify the same.
  *
  * A `RedisLike` without a requester (not an `@upstash/redis` client) is used as given: its
- * `eval`/`evalsha` must return replies undecoded (see {@link RedisLike}). Subscriptions (wake-up
- * on release) still go through the user's client: its messages are waiter entries
- * (`<deadline>:<listener>:<id>`), which `JSON.parse` never accepts, so they arrive unchanged.
+ * `eval`/`evalsha` must return replies undecoded (see {@link RedisLike}). Subscriptions (hand-off
+ * messages) still go through the user's client: its messages (`<token>|<look>|<gap>|…`) are
+ * text that `JSON.parse` never accepts, so they arrive unchanged.
  */
 function rawScriptsOf(redis: RedisLike): RedisLike {
   const requester = (redis as { client?: Partial<Requester> }).client;

@@ -15,8 +15,8 @@ export interface RedisLike {
 }
 
 /**
- * The slice of an `@upstash/redis` `Subscriber` (from `redis.subscribe(channel)`) that wake-up
- * on release uses: `subscribe` fires with the subscription count once the SSE stream is open,
+ * The slice of an `@upstash/redis` `Subscriber` (from `redis.subscribe(channel)`) that the wait
+ * queue's hand-off messages use: `subscribe` fires with the subscription count once the SSE stream is open,
  * `message` with `{ channel, message }`, `error` when the stream could not be opened.
  */
 export interface SubscriberLike {

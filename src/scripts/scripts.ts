@@ -123,7 +123,7 @@ export type CasReply = 1 | 0 | -1;
 
 /**
  * Inspect reply: `pttl` (-2 absent, -1 no expiry), the fence counter, and what the key holds:
- * a token (or nothing), a done marker, or a reservation for a woken waiter.
+ * a token (or nothing), a done marker, or (from edgelock 0.1's releases) a reservation.
  */
 export interface InspectReply {
   readonly pttl: number;

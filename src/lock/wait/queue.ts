@@ -176,12 +176,11 @@ export class LocalLine {
   }
 
   /**
-   * Waiters stand in the order of their wait room places, the order the nodes serve (ties and
-   * spots without a place: in order of joining). A caller joins at its first refused look, and
-   * looks answer in any order under latency: a line in joining order could lead with a later
-   * place, and a release that serves the room "before our next caller" would then reserve the key
-   * for one of our own callers further back, who does not look while it is not first — the key
-   * stays idle until the reservation runs out (docs/SAFETY.md §6).
+   * Waiters stand in the order of their places, the order the nodes' queues serve (ties and spots
+   * without a place: in order of joining). A caller joins at its first refused look, and looks
+   * answer in any order under latency: a line in joining order could lead with a later place,
+   * and a release that serves the queue "before our next caller" would then skip a waiter of
+   * another instance placed before that one (docs/SAFETY.md §6, "The local line").
    */
   #enqueue(spot: LineSpot): void {
     const place = spot.place ?? Number.POSITIVE_INFINITY;
