@@ -54,7 +54,9 @@ const HEX = /^([+-]?)0[xX]([\da-fA-F]*)(?:\.([\da-fA-F]*))?(?:[pP]([+-]?\d+))?$/
 const INFINITE = /^([+-]?)inf(inity)?$/i;
 
 /** C99's hexadecimal float (`0x1.8p3`), which strtod reads too: at least one digit, `p` optional. */
-function hexFloat([, sign, whole = "", fraction = "", exponent = "0"]: RegExpExecArray): number | undefined {
+function hexFloat([, sign, whole = "", fraction = "", exponent = "0"]: RegExpExecArray):
+  | number
+  | undefined {
   if (whole === "" && fraction === "") return undefined;
   const mantissa = Number(BigInt(`0x${whole}${fraction}`));
   const value = mantissa === 0 ? 0 : mantissa * 2 ** (Number(exponent) - 4 * fraction.length);

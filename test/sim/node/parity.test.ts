@@ -669,6 +669,32 @@ describe("simulated node = redis-server, script by script", () => {
     expect(sim.get("k")).toBeNull();
     expect(sim.pttl("k")).toBe(-2);
   });
+
+  it("a hash expires as any key does, here on the virtual clock and on redis-server", async () => {
+    const real = dev.direct(0);
+    const key = `parity:${counter++}:h`;
+    let now = 1_000;
+    const sim = new SimNode({ now: () => now, sha1 });
+    for (const argv of [
+      ["HSET", key, "a", "1", "b", "2"],
+      ["PEXPIRE", key, "40"],
+    ]) {
+      sim.command(argv);
+      await real.call(argv[0] as string, ...argv.slice(1));
+    }
+    now = 1_040;
+    expect([sim.command(["HLEN", key]), sim.pttl(key)]).toEqual([2, 0]);
+    now = 1_041;
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect([sim.command(["HLEN", key]), sim.command(["HGET", key, "a"])]).toEqual([0, null]);
+    expect([await real.hlen(key), await real.hget(key, "a")]).toEqual([0, null]);
+    expect([sim.command(["HGETALL", key]), sim.type(key), sim.pttl(key), sim.keys()]).toEqual([
+      await hgetall(key),
+      await real.type(key),
+      await real.pttl(key),
+      [],
+    ]);
+  });
 });
 
 /**
