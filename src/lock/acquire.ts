@@ -46,6 +46,11 @@ export interface Grant {
    * `renew()` moves its validity end on extension.
    */
   readonly local: LocalHold;
+  /**
+   * The validity comes from a hand-off (the queue, P3): it lasts the hand-off TTL, not the lease.
+   * The handle extends it to the lease at once, with or without auto-extension.
+   */
+  readonly short?: true;
 }
 
 /** A round judged granted (see {@link grantOf}). */
@@ -252,6 +257,7 @@ async function queuedGrant(
         // Any node may have handed us the key (we were in every queue): a release asks them all.
         holds: nodes.map(() => true),
         local: core.lines.of(core.lineKey(keys)).hold(validUntil),
+        ...(validUntil - performance.now() < queued.terms.ttl / 2 ? { short: true as const } : {}),
       };
     }
   } finally {

@@ -126,6 +126,8 @@ export class LockHandle implements Lock {
     this.token = grant.token;
     this.fence = grant.fence;
     this.#setValidity(grant.validUntil);
+    // Handed over by a release (the queue): it lasts the hand-off TTL; extend it to the lease now.
+    if (grant.short === true && !autoExtend) this.#scheduleExtension(0);
   }
 
   get validUntil(): number {
