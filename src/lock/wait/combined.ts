@@ -38,13 +38,14 @@ export function combinedWaiter(core: LockCore, call: ResolvedCall, plan: WaitPla
   const patience = core.options.retryDelayMax + 4 * core.timeoutFor(call.lease);
   const seat = new RoomSeat(core, call, keys, { began, until: lineUntil });
   const pacing = new Pacing(core, keys);
-  let line: LocalLine | undefined;
-  let spot: LineSpot | undefined;
+  /** This caller's line and its spot in it, once it joined (see `join`). */
+  let joined: LocalLine | undefined;
+  let mine: LineSpot | undefined;
   /** This caller's line and its spot in it, joined at its room place on first use. */
   const join = (): [LocalLine, LineSpot] => {
-    line ??= core.lines.of(core.lineKey(keys));
-    spot ??= line.join(patience, seat.entry?.place);
-    return [line, spot];
+    joined ??= core.lines.of(core.lineKey(keys));
+    mine ??= joined.join(patience, seat.entry?.place);
+    return [joined, mine];
   };
   /** The round a hand-over runs for this caller, sized when the release runs. */
   const next = (): NextRound | undefined => {
@@ -59,7 +60,7 @@ export function combinedWaiter(core: LockCore, call: ResolvedCall, plan: WaitPla
     async turn(failure) {
       if (
         call.wait > 0 &&
-        (spot !== undefined || core.lines.peek(core.lineKey(keys))?.idle === false)
+        (mine !== undefined || core.lines.peek(core.lineKey(keys))?.idle === false)
       ) {
         const [line, spot] = join();
         if (!line.isTurn(spot)) {
@@ -92,7 +93,7 @@ export function combinedWaiter(core: LockCore, call: ResolvedCall, plan: WaitPla
       if (signal?.aborted) throw signal.reason;
     },
     stop() {
-      if (spot !== undefined) line?.leave(spot);
+      if (mine !== undefined) joined?.leave(mine);
       pacing.close();
       seat.stopped(keys);
     },

@@ -25,7 +25,9 @@ import type { HandedRound } from "./turn";
  * holds the lock. Every grant is an acquire round (one the loop ran, or one handed over by a
  * release) judged by `judge` (`src/lock/look.ts`), against docs/SAFETY.md §3 "acquire round,
  * probe" and §4 Theorem 1; so a new strategy keeps §2–§5 by construction and is checked against
- * §6 only.
+ * §6 only. What stays with the loop for every strategy today: a fresh token per look
+ * ({@link WaitPlan.size}), the judge, and the cleanup of a refused look's token (docs/SAFETY.md §3
+ * "failed round").
  *
  * @example
  * const waiter: Waiter = combinedWaiter(core, call, plan);
