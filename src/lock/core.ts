@@ -22,10 +22,10 @@ import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
 import { FENCE_SUFFIX, WAIT_SUFFIX } from "./keyset";
 import type { ResolvedOptions } from "./options";
 import { ReleaseOrder, type ReleaseWait } from "./order";
-import { LocalLines } from "./queue";
 import type { AcquireSpec, GrantSpec, Keys, RoundSpec } from "./spec";
 import type { LockEvent } from "./types";
-import { WakeChannels } from "./wake";
+import { LocalLines } from "./wait/queue";
+import { WakeChannels } from "./wait/wake";
 
 export type { Keys } from "./spec";
 

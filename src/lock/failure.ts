@@ -14,8 +14,8 @@ import type { Round } from "../quorum";
 import { bestValidity, freeAfter } from "../quorum";
 import type { LockCore } from "./core";
 import { holdsOf } from "./holds";
-import type { LastLook, LocalLine } from "./queue";
 import type { RoundSpec } from "./spec";
+import type { LastLook, LocalLine } from "./wait/queue";
 
 /** What one more round needs of a budget (see {@link budgetShortfall}). */
 export interface RoundNeeds {

@@ -19,11 +19,11 @@ import type { Grant } from "./acquire";
 import { completeRounds, type Ending } from "./complete";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
-import { handoverRound } from "./handover";
 import { Life, type Phase } from "./life";
 import { checkLease } from "./options";
 import { unref } from "./timing";
 import type { ExtendResult, Lock, LockTicket, ReleaseOptions, ReleaseResult } from "./types";
+import { handoverRound } from "./wait/handover";
 
 /**
  * The key of the handle's `await using` disposer. Node ≥ 20.5, workerd, Bun and Deno define

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocks, type LockEvent } from "../../src";
-import { lingerMs } from "../../src/lock/wake";
+import { lingerMs } from "../../src/lock/wait/wake";
 import { admin, healAll, nodes, resetStats, sleep } from "./support/cluster";
 
 afterEach(healAll);

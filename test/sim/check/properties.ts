@@ -25,7 +25,7 @@
  * @module
  */
 
-import { HANDOVER_RUN_MAX } from "../../../src/lock/queue";
+import { HANDOVER_RUN_MAX } from "../../../src/lock/wait/queue";
 import { checkHistory, intervalEnd, type Violation } from "../../safety/harness/checker";
 import type { GrantRecord, History, ResourceState, Wipe } from "../../safety/harness/history";
 import type { KeyState, TokenEnd } from "../runtime/cluster";

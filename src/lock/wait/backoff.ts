@@ -1,4 +1,11 @@
-import { random } from "./timing";
+import { random } from "../timing";
+
+/**
+ * Waiting strategy 3, pacing: the retry schedule of a polling waiter. Keeps docs/SAFETY.md §6
+ * "Progress" (a waiter looks again at the latest after `retryDelayMax`); liveness only.
+ *
+ * @module
+ */
 
 /**
  * Slack when comparing a holder's PTTL with the one seen earlier (ms): PTTLs of one grant differ a

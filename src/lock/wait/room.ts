@@ -1,10 +1,19 @@
-import type { NodeOutcome } from "../errors";
-import type { Round } from "../quorum";
-import type { RoomRegistration } from "../scripts";
-import type { Keys, LockCore } from "./core";
-import type { ResolvedCall } from "./options";
-import type { RoundSpec } from "./spec";
+import type { NodeOutcome } from "../../errors";
+import type { Round } from "../../quorum";
+import type { RoomRegistration } from "../../scripts";
+import type { Keys, LockCore } from "../core";
+import type { ResolvedCall } from "../options";
+import type { RoundSpec } from "../spec";
 import { registration, type WaiterEntry, waiterEntry } from "./wake";
+
+/**
+ * Waiting strategy 2, the wait room on the nodes: a waiting caller's seat in its key's room.
+ * Keeps docs/SAFETY.md §6 "Order across instances" and §6 "Leaving the rooms"; a caller for
+ * several keys takes no seat (docs/SAFETY.md §4b "Liveness, not fairness"). A seat only orders
+ * waiters: a reservation it earns is taken by an ordinary acquire round.
+ *
+ * @module
+ */
 
 /** The node may have registered the waiter: held by another, or no answer (it may have run). */
 const mayRegister = (o: NodeOutcome): boolean =>

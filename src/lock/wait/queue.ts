@@ -1,6 +1,15 @@
-import type { NodeOutcome } from "../errors";
-import type { Round } from "../quorum";
-import type { RoomEntry, RoomRegistration } from "../scripts";
+import type { NodeOutcome } from "../../errors";
+import type { Round } from "../../quorum";
+import type { RoomEntry, RoomRegistration } from "../../scripts";
+
+/**
+ * Waiting strategy 1, the local line: the callers of one `Locks` instance waiting for one key,
+ * in the order of their wait room places. Keeps docs/SAFETY.md §6 "The local line keeps the
+ * room's order" and §6 "Backstop" ({@link HANDOVER_RUN_MAX}). It decides only who of this
+ * instance's callers asks the nodes next, never what a grant needs, so §2–§5 are untouched.
+ *
+ * @module
+ */
 
 /** A place in a {@link LocalLine}, kept by the caller that waits in it. */
 export interface LineSpot {

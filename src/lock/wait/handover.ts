@@ -1,12 +1,21 @@
-import type { Budget } from "../budget";
-import type { NodeStatus } from "../errors";
-import type { RestNode } from "../node";
-import { fanOut, type NodeAnswer, type Round, roundTimer } from "../quorum";
-import { type CasReply, evalScript, HANDOVER, scriptKeys, tombstoneKey } from "../scripts";
-import { acquireAnswer, type LockCore, reservationFor, SHARED_TIMER_MAX_NODES } from "./core";
-import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
+import type { Budget } from "../../budget";
+import type { NodeStatus } from "../../errors";
+import type { RestNode } from "../../node";
+import { fanOut, type NodeAnswer, type Round, roundTimer } from "../../quorum";
+import { type CasReply, evalScript, HANDOVER, scriptKeys, tombstoneKey } from "../../scripts";
+import { acquireAnswer, type LockCore, reservationFor, SHARED_TIMER_MAX_NODES } from "../core";
+import { casStatus, type Holds, mayHold, NOT_THERE } from "../holds";
+import type { AcquireSpec, Keys } from "../spec";
 import type { NextRound } from "./queue";
-import type { AcquireSpec, Keys } from "./spec";
+
+/**
+ * Waiting strategy 1, the local line: a release that hands the key to the first waiter in the
+ * same requests. Keeps docs/SAFETY.md §3 "handover" (the next holder is granted like an acquire
+ * round, with validity from before the first request) and §6 "Order across instances" (a room's
+ * earlier waiters of other instances are served first, `SERVE_ROOM`).
+ *
+ * @module
+ */
 
 /** The grant a hand-over ends: its keys, token and `holds`, and the budget sending the requests. */
 export interface Releasing {

@@ -1,6 +1,6 @@
-import type { RestNode, SubscriberLike } from "../node";
-import type { RoomRegistration } from "../scripts";
-import { newToken, unref } from "./timing";
+import type { RestNode, SubscriberLike } from "../../node";
+import type { RoomRegistration } from "../../scripts";
+import { newToken, unref } from "../timing";
 
 /**
  * Wake-up on release (the `wake` option). Polling a busy lock costs a request per look and
@@ -15,7 +15,8 @@ import { newToken, unref } from "./timing";
  * The signal is a hint and never part of mutual exclusion: a woken waiter still needs a majority
  * round. A lost wake-up (the stream dropped, the woken waiter is gone or never heard it) costs
  * latency only, because a listening waiter still looks at the lock at the holder's expiry or after
- * `retryDelayMax` at the latest.
+ * `retryDelayMax` at the latest. Part of waiting strategy 3, pacing; keeps docs/SAFETY.md §6
+ * "Wake-ups are hints only".
  *
  * @module
  */

@@ -1,11 +1,19 @@
-import type { Budget } from "../budget";
-import { LockBusyError, type LockError, type NodeOutcome } from "../errors";
-import type { KeyTriple } from "../scripts";
+import type { Budget } from "../../budget";
+import { LockBusyError, type LockError, type NodeOutcome } from "../../errors";
+import type { KeyTriple } from "../../scripts";
+import type { Keys, LockCore } from "../core";
+import { random, sleep } from "../timing";
 import { Backoff } from "./backoff";
-import type { Keys, LockCore } from "./core";
 import type { LineSpot, LocalLine } from "./queue";
-import { random, sleep } from "./timing";
 import type { Watch } from "./wake";
+
+/**
+ * Waiting strategy 3, pacing: when to look again and how (a probe of one node, or every node).
+ * Keeps docs/SAFETY.md §6 "Progress" and §6 "Wake-ups are hints only": it decides only when to
+ * look, and every look is an ordinary acquire round.
+ *
+ * @module
+ */
 
 /** What a refused look tells {@link Pacing.plan}. */
 export interface Refusal {
@@ -18,7 +26,7 @@ export interface Refusal {
 }
 
 /**
- * Waiting strategy 2, on the nodes: how long to sleep after a refused look and how to look next
+ * Waiting strategy 3, pacing: how long to sleep after a refused look and how to look next
  * (docs/SAFETY.md §6). Polling: {@link Backoff} (holders' PTTL, full jitter, a turnover-aware cap),
  * and while the lock stays busy each look probes one node (rotating from a random one: one request
  * instead of N; the others are asked once the probe granted). Listening (`wake`): a release wakes

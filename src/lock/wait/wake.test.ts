@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { RestNode, SubscriberLike } from "../node";
-import { ACQUIRE } from "../scripts";
+import type { RestNode, SubscriberLike } from "../../node";
+import { ACQUIRE } from "../../scripts";
 import { LINGER_MS, lingerMs, registration, WakeChannels, waiterEntry } from "./wake";
 
 /** A subscriber whose events the test fires by hand (the I/O is covered in test/lock/wake.test.ts). */

@@ -1,6 +1,14 @@
-import type { Round } from "../quorum";
+import type { Round } from "../../quorum";
+import { sleep } from "../timing";
 import type { LineSpot, LocalLine, NextRound, Offer } from "./queue";
-import { sleep } from "./timing";
+
+/**
+ * Waiting strategy 1, the local line: a caller's wait for its turn in it. Keeps docs/SAFETY.md
+ * §3 "handover" (a round a release runs for the first waiter is an acquire round, judged like any
+ * other) and §6 "The local line keeps the room's order".
+ *
+ * @module
+ */
 
 /** A round a releasing grant of this instance runs for us (see `handoverRound`). */
 export interface HandedRound {
@@ -21,7 +29,7 @@ export interface HandedRound {
  * other, and the caller checks it the same way.
  *
  * @example
- * const waited = await waitTurn(line, spot, { until: lineUntil, signal, next: sizeNext });
+ * const waited = await waitTurn(line, spot, { until: lineUntil, signal, next });
  * if (typeof waited !== "boolean") round = await waited.round;
  */
 export async function waitTurn(
