@@ -245,19 +245,8 @@ const SPECS = new Map<string, Spec>([
   ["dbsize", { arity: 1, run: (store) => store.node.keys().length }],
   ["flushall", { arity: -1, run: flush }],
   ["flushdb", { arity: -1, run: flush }],
-  [
-    "time",
-    {
-      arity: 1,
-      run: () => {
-        const ms = Date.now();
-        return [
-          Buffer.from(String(Math.floor(ms / 1000))),
-          Buffer.from(String((ms % 1000) * 1000)),
-        ];
-      },
-    },
-  ],
+  // The node's own clock, as TIME inside a script reads it.
+  passThrough("time", 1),
 ]);
 
 /** Redis's reply to an unknown command, and why the in-memory node gives it. */

@@ -21,7 +21,7 @@ export class MemoryNodeError extends Error {
 /**
  * A command a memory node does not implement, called by a script (`redis.call("HGET", …)`) or
  * directly (`node.command(["HGET", …])`). A memory node runs the commands edgelock's scripts
- * call: GET, SET (PX), DEL, EXISTS, INCR, PEXPIRE (NX/XX/GT/LT), PTTL, TYPE, PUBLISH and ZADD,
+ * call: GET, SET (PX), DEL, EXISTS, INCR, PEXPIRE (NX/XX/GT/LT), PTTL, TYPE, PUBLISH, TIME and ZADD,
  * ZREM, ZCARD, ZPOPMIN, ZRANGE (WITHSCORES). `command` names the one it does not (upper case).
  * Also what a script reaches in Redis 7's Lua that a memory node does not model, its message
  * saying `memory nodes do not model '<name>'`: `redis.sha1hex` on a platform without a synchronous

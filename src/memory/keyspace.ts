@@ -1,7 +1,7 @@
 /**
- * The in-memory keyspace of a node: strings and sorted sets with millisecond expiry on
- * a virtual clock, and the commands edgelock's Lua scripts call (SET and ZADD with the options users'
- * scripts write too, `command-options.ts`), with Redis 7 semantics
+ * The in-memory keyspace of a node: strings and sorted sets with millisecond expiry on the node's
+ * clock (each call passes its reading), and the commands edgelock's Lua scripts call (SET and ZADD
+ * with the options users' scripts write too, `command-options.ts`), with Redis 7 semantics
  * (a key with deadline `when` is gone once `now > when`; PTTL rounds like Redis's `when - now`).
  * Replies use RESP's shapes: `null` for a nil bulk, `{ ok }` for a status, `{ err }` for an error.
  *
@@ -35,6 +35,7 @@ export const ARITY: ReadonlyMap<string, number> = new Map([
   ["INCR", 2],
   ["TYPE", 2],
   ["PUBLISH", 3],
+  ["TIME", 1],
   ["ZADD", -4],
   ["ZREM", -3],
   ["ZCARD", 2],

@@ -1,8 +1,9 @@
 /**
  * An in-memory Redis node, synchronous: the keyspace, the script cache (EVALSHA answers NOSCRIPT
- * for a script it has not seen since its last restart) and PUBLISH, on a clock it is given. Scripts
- * run atomically with time frozen at their start, as in Redis. The deterministic simulation runs
- * its nodes on it (on the virtual clock), and so do the memory nodes users test against;
+ * for a script it has not seen since its last restart), PUBLISH and TIME, on a clock it is given.
+ * Scripts run atomically with time frozen at their start, as in Redis. The deterministic
+ * simulation runs its nodes on it (each on a drifting clock of its own), and so do the memory nodes
+ * users test against;
  * `test/sim/node/parity.test.ts` runs the same script cases here and on a real redis-server.
  *
  * @module
@@ -16,7 +17,10 @@ export type { ScriptResult } from "./lua-bridge";
 
 /** Options of {@link SimNode}. */
 export interface SimNodeOptions {
-  /** The node's clock (virtual epoch ms). */
+  /**
+   * The node's clock (epoch ms): what its keys expire by and what TIME reads. Scripts read it once,
+   * when they start.
+   */
   readonly now: () => number;
   /** Called for each PUBLISH a script makes. */
   onPublish?: ((channel: string, message: string) => void) | undefined;
@@ -149,6 +153,14 @@ export class SimNode {
     this.#space.command(this.#now(), argv);
   }
 
+  /**
+   * One script, with one reading of the clock for all of it. Redis 7 freezes the time keys expire
+   * by at the script's start too, but its TIME inside a script reads the clock again; here TIME
+   * answers that same start reading. A script cannot tell the two apart except by running long
+   * enough for the clock to move (a memory node's scripts take microseconds), and none of
+   * edgelock's scripts could rely on the difference: they may read TIME only as the node's time
+   * at the script's start, which both give.
+   */
   #run(
     source: string,
     keys: readonly string[],
@@ -166,7 +178,13 @@ export class SimNode {
   }
 
   #command(now: number, argv: string[]): Reply {
-    if (argv[0]?.toUpperCase() === "PUBLISH") {
+    const name = argv[0]?.toUpperCase();
+    if (name === "TIME") {
+      // {seconds, microseconds} as text (a clock of whole milliseconds: microseconds end in 000).
+      if (argv.length > 1) return { err: "ERR wrong number of arguments for 'time' command" };
+      return [String(Math.floor(now / 1_000)), String(Math.floor((now % 1_000) * 1_000))];
+    }
+    if (name === "PUBLISH") {
       if (argv.length !== 3) return { err: "ERR wrong number of arguments for 'publish'" };
       this.onPublish?.(argv[1] as string, argv[2] as string);
       return 0;

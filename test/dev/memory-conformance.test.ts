@@ -89,6 +89,7 @@ describe("the same answers on redis-server and in memory", () => {
       ["get", k, "extra"],
       ["del", k, n, `${k}:missing`],
       ["get", k],
+      ["time", "now"],
       ["nosuchcommand", "a", 1],
     ];
     const answers: Answer[] = [];
@@ -110,6 +111,16 @@ describe("the same answers on redis-server and in memory", () => {
       status: 400,
       body: { error: "ERR unknown command 'nosuchcommand', with args beginning with: 'a' '1' " },
     });
+  });
+
+  it("TIME: whole seconds and microseconds as two texts on both (the values are each node's clock)", async () => {
+    const [onRedis, inMemory] = await both("/", ["time"]);
+    for (const answer of [onRedis, inMemory]) {
+      expect(answer.status).toBe(200);
+      const [seconds, micros] = (answer.body as { result: string[] }).result;
+      expect(seconds).toMatch(/^[1-9]\d*$/);
+      expect(micros).toMatch(/^(0|[1-9]\d{0,5})$/);
+    }
   });
 
   it("expiry: SET PX and PEXPIRE leave a TTL a few ms apart, and the key expires on both", async () => {

@@ -1,8 +1,8 @@
 /**
- * Run one simulated schedule: build the nodes, the network and one client realm per `Locks`
- * instance from the spec, start the callers, run virtual time until everything settled, wait out
- * every TTL, then check the observations (`check/properties.ts`). Deterministic: the same spec
- * (and overrides) always gives the same trace and verdict.
+ * Run one simulated schedule: build the nodes (each on its own clock), the network and one client
+ * realm per `Locks` instance from the spec, start the callers, run virtual time until everything
+ * settled, wait out every TTL, then check the observations (`check/properties.ts`). Deterministic:
+ * the same spec (and overrides) always gives the same trace and verdict.
  *
  * @module
  */
@@ -12,10 +12,12 @@ import { checkSchedule, type Finding, type Verdict } from "./check/properties";
 import type { ScriptOverrides } from "./mutants";
 import { WEATHERS } from "./runtime/fates";
 import { SimNetwork } from "./runtime/network";
+import type { NodeClockSpec } from "./runtime/node-clock";
 import { Random } from "./runtime/random";
 import { createClient, releaseClients, type SimClient } from "./runtime/realm";
 import { EPOCH, Scheduler } from "./runtime/scheduler";
 import { type Observations, type Peer, runCaller } from "./workload/actor";
+import { CLOCK_RATE_SPREAD, DRIFT_FACTOR } from "./workload/clocks";
 import type { ScheduleSpec } from "./workload/spec";
 import { SimStore } from "./workload/store";
 
@@ -41,6 +43,18 @@ const RETRY_DELAY_MAX = 200;
 /** Virtual time after the last caller ended, to let every TTL and room expire. */
 const SETTLE_MS = 12_000;
 const LIMITS = { virtualMs: 600_000, events: 400_000 };
+/**
+ * How far a node's wall clock may be from virtual epoch time at the start (ms): far more than the
+ * clients' ±20 ms, since nothing may depend on it (`runtime/node-clock.ts`).
+ */
+const NODE_OFFSET_MS = 30_000;
+
+/** Each node's clock: its rate from the spec (exact if none), its epoch offset from the seed. */
+const nodeClocks = (spec: ScheduleSpec, random: Random): NodeClockSpec[] =>
+  Array.from({ length: spec.nodes }, (_, n) => ({
+    rate: spec.nodeRates?.[n] ?? 1,
+    offsetMs: random.split(`node-clock:${n}`).int(-NODE_OFFSET_MS, NODE_OFFSET_MS),
+  }));
 
 /**
  * @example
@@ -57,7 +71,7 @@ export async function runSchedule(
   const net = new SimNetwork(
     scheduler,
     random.split("net"),
-    spec.nodes,
+    nodeClocks(spec, random),
     weather,
     options.overrides,
   );
@@ -94,6 +108,7 @@ export async function runSchedule(
         nodes: Array.from({ length: spec.nodes }, (_, n) => net.link(i, n)),
         prefix: "sim:",
         fencing: spec.fencing,
+        driftFactor: DRIFT_FACTOR,
         wake: instance.wake,
         retryDelay: RETRY_DELAY,
         retryDelayMax: RETRY_DELAY_MAX,
@@ -147,7 +162,8 @@ export async function runSchedule(
       remaining,
       faultFree: spec.weather === "calm" && spec.restarts === "none",
       livenessSlack: 2 * RETRY_DELAY_MAX + 1_500,
-      skew: (at) => 40 + 0.02 * (at - EPOCH),
+      // Offsets of ±20 ms each; rates within CLOCK_RATE_SPREAD each of virtual time.
+      skew: (at) => 40 + 2 * CLOCK_RATE_SPREAD * (at - EPOCH),
       nodeHistory: {
         states: net.keyStates,
         ends: net.tokenEnds,

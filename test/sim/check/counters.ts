@@ -37,8 +37,8 @@ export function oneShotCounters(remaining: readonly Leftover[]): Finding[] {
     if (!(left.value ?? "").startsWith("done:") || left.pttl === undefined) continue;
     const counter = byNode.get(`${left.node} ${left.key}:fence`);
     if (counter?.pttl === undefined) continue;
-    // Within a millisecond: Redis keeps whole milliseconds, the simulated nodes' clocks do not.
-    if (counter.pttl < 0 || counter.pttl < left.pttl - 1) {
+    // Exact: the simulated nodes' clocks read whole milliseconds, as Redis's do.
+    if (counter.pttl < 0 || counter.pttl < left.pttl) {
       found.push({
         property: "counter-expiry",
         detail: `node ${left.node}: ${counter.key} pttl ${counter.pttl} beside a done marker with pttl ${left.pttl}`,

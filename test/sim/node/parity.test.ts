@@ -654,7 +654,7 @@ describe("simulated node = redis-server, script by script", () => {
     expect(sim.keys()).toEqual([]);
   });
 
-  it("keys expire on the virtual clock: gone once now > deadline", () => {
+  it("keys expire on the node's clock: gone once now > deadline", () => {
     let now = 1_000;
     const sim = new SimNode({ now: () => now, sha1 });
     sim.set("k", "v", 100);
@@ -1049,6 +1049,15 @@ const USER_CASES: readonly UserCase[] = [
     name: `a number argument: ${numbers.join(", ")}`,
     lua: `local out = {} for i, n in ipairs({${numbers.join(", ")}}) do redis.call("SET", KEYS[1], n) out[i] = redis.call("GET", KEYS[1]) end return out`,
   })),
+  // TIME: the node's clock as two texts, whole seconds and microseconds (its shape; the values
+  // differ between two nodes' clocks), and Redis's arity.
+  {
+    name: "TIME's shape",
+    lua: "local t = redis.call('TIME') return {#t, type(t[1]), type(t[2]), string.find(t[1], '^[1-9]%d*$') and 1 or 0, string.find(t[2], '^%d+$') and 1 or 0, tonumber(t[2]) < 1000000 and 1 or 0, string.len(t[2]) == string.len(tostring(tonumber(t[2]))) and 1 or 0}",
+  },
+  { name: "time in lower case", lua: "return #redis.call('time')" },
+  { name: "TIME with an argument", lua: "return redis.pcall('TIME', 'now')" },
+  { name: "TIME with an argument, raised", lua: "return redis.call('TIME', 'now')" },
   // ZRANGE's bounds as text: redis-server 7.0 may misread a number argument written after a
   // longer one (its cache of argument objects), which memory nodes do not reproduce.
   {

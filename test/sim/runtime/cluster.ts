@@ -1,9 +1,12 @@
 /**
- * The simulated nodes of a schedule and what happens to them: N {@link SimNode}s on the
- * scheduler's clock, each up, paused (requests wait and run on resume, as on a stopped process
- * whose socket buffers fill) or down (killed: connections are refused), with the node faults
+ * The simulated nodes of a schedule and what happens to them: N {@link SimNode}s, each on a clock
+ * of its own (`node-clock.ts`: its rate and epoch offset; a restart keeps it running), each up,
+ * paused (requests wait and run on resume, as on a stopped process whose socket buffers fill) or
+ * down (killed: connections are refused), with the node faults
  * (pause, resume, kill, restart with or without data) and the fan-out of PUBLISH to the wake-up
- * streams open on that node. Every restart that lost the data is recorded for the checker.
+ * streams open on that node. Every restart that lost the data is recorded for the checker, and so
+ * is every change of a lock key and every cleanup's tombstone, converted from the node's clock to
+ * virtual time (the checker's properties are stated in virtual time).
  *
  * The clients' side of the network (request fates, streams) is `network.ts`, whose `SimNetwork`
  * is this cluster plus the clients' links to it.
@@ -16,6 +19,7 @@ import { SCRIPTS } from "../../../src/scripts";
 import type { Wipe } from "../../safety/harness/history";
 import { sha1 } from "../node/sha1";
 import type { Weather } from "./fates";
+import { NodeClock, type NodeClockSpec } from "./node-clock";
 import type { Random } from "./random";
 import type { Scheduler } from "./scheduler";
 
@@ -28,7 +32,10 @@ export interface KeyState {
   readonly key: string;
   readonly at: number;
   readonly value: string | null;
-  /** Virtual time of its expiry (`Infinity`: none). */
+  /**
+   * Virtual time from which its expiry has taken it (`Infinity`: none): its deadline on the
+   * node's clock, converted (`NodeClock.goneAt`).
+   */
   readonly expiresAt: number;
 }
 
@@ -37,6 +44,7 @@ export interface KeyState {
  * keeps a late request of the round from placing the token until `until` (docs/SAFETY.md L3; for
  * a resume's undo for ever: its tombstone outlives the ticket's token a late RESUME could swap), or
  * a RELEASE sent without room service (how a cleanup was sent before DISCARD: `until` infinite).
+ * `at` and `until` are virtual time (`until`: the tombstone's PTTL on the node's clock, converted).
  */
 export interface TokenEnd {
   readonly node: number;
@@ -45,7 +53,10 @@ export interface TokenEnd {
   readonly until: number;
 }
 
-/** Requests sent to `node` during [from, to) (ms after the schedule's start) arrive `by` ms late. */
+/**
+ * Requests sent to `node` during [from, to) (ms of virtual time after the schedule's start) arrive
+ * `by` ms (virtual) late. Sending and travelling happen outside the node: its clock has no part.
+ */
 export interface LateWindow {
   readonly node: number;
   readonly from: number;
@@ -74,6 +85,8 @@ export interface NodeStream {
 /** One node and its condition. */
 export interface Host {
   readonly node: SimNode;
+  /** The node's clock (what its keys expire by), which restarts do not touch. */
+  readonly clock: NodeClock;
   state: NodeState;
   /** Requests that arrived while paused: run on resume, refused on kill. */
   pending: Arrival[];
@@ -95,7 +108,9 @@ const NAME_OF = new Map(SCRIPTS.map((s) => [s.sha1, s.name]));
 
 /**
  * @example
- * const cluster = new SimCluster(scheduler, random.split("net"), 3, WEATHERS.harsh);
+ * const exact = { rate: 1, offsetMs: 0 };
+ * const clocks = [exact, exact, exact];
+ * const cluster = new SimCluster(scheduler, random.split("net"), clocks, WEATHERS.harsh);
  * scheduler.after(500, () => cluster.restart(1, false, 200));
  */
 export class SimCluster {
@@ -115,7 +130,8 @@ export class SimCluster {
     readonly scheduler: Scheduler,
     /** Root of every link's, stream's and node's random stream. */
     readonly random: Random,
-    count: number,
+    /** One clock per node (its rate and epoch offset). */
+    clocks: readonly NodeClockSpec[],
     readonly weather: Weather,
     /** Lua to run instead of a script, by its SHA-1 (mutants). */
     private readonly overrides: ReadonlyMap<string, string> = new Map(),
@@ -123,9 +139,11 @@ export class SimCluster {
     readonly trace?: ((line: string) => void) | undefined,
   ) {
     this.origin = scheduler.now;
-    this.hosts = Array.from({ length: count }, (_, i) => {
+    this.hosts = clocks.map((spec, i) => {
+      const clock = new NodeClock(scheduler, spec);
       const host: Host = {
-        node: new SimNode({ now: () => scheduler.now, sha1 }),
+        node: new SimNode({ now: () => clock.now(), sha1 }),
+        clock,
         state: "up",
         pending: [],
         streams: new Set(),
@@ -152,7 +170,7 @@ export class SimCluster {
     else arrival.run();
   }
 
-  /** EVALSHA on node `index` (atomic, at the current virtual time), or its mutant. */
+  /** EVALSHA on node `index` (atomic, at its clock's current reading), or its mutant. */
   evalsha(index: number, sha: string, keys: string[], args: string[]): ScriptResult {
     const { node } = this.host(index);
     const mutant = this.overrides.get(sha);
@@ -172,10 +190,15 @@ export class SimCluster {
     return window?.by;
   }
 
-  /** Record what a script left on the lock keys it was given (and a cleanup's token). */
+  /**
+   * Record what a script left on the lock keys it was given (and a cleanup's token), in virtual
+   * time: a deadline the node keeps by its own clock becomes the virtual time its clock reaches it.
+   */
   #observe(index: number, sha: string, keys: readonly string[], args: readonly string[]): void {
-    const { node } = this.host(index);
+    const { node, clock } = this.host(index);
     const now = this.scheduler.now;
+    // The node's reading, the one the script ran at (nothing ran on it since).
+    const nodeNow = clock.now();
     // Key triples, then (ACQUIRE, HANDOVER, RESUME, DISCARD) a tombstone key that is no lock key.
     const triples =
       keys.length > 3 && keys.length % 3 === 1 ? (keys.length - 1) / 3 : Math.ceil(keys.length / 3);
@@ -183,7 +206,8 @@ export class SimCluster {
       const key = keys[3 * i] as string;
       const value = node.type(key) === "string" ? node.get(key) : null;
       const pttl = value === null ? -2 : node.pttl(key);
-      const expiresAt = pttl === -1 ? Number.POSITIVE_INFINITY : now + Math.max(0, pttl);
+      const expiresAt =
+        pttl === -1 ? Number.POSITIVE_INFINITY : clock.goneAt(nodeNow + Math.max(0, pttl));
       const id = `${index}\n${key}`;
       const last = this.#last.get(id);
       const live = last !== undefined && last.value !== null && last.expiresAt > now;
@@ -205,7 +229,7 @@ export class SimCluster {
       const until =
         args[2] !== undefined
           ? Number.POSITIVE_INFINITY
-          : now + (left >= 0 ? left : Number(args[1]));
+          : clock.goneAt(nodeNow + (left >= 0 ? left : Number(args[1])));
       this.tokenEnds.push({ node: index, at: now, token, until });
     } else if (name === "release" && args.length === 1) {
       this.tokenEnds.push({ node: index, at: now, token, until: Number.POSITIVE_INFINITY });

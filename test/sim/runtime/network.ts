@@ -135,7 +135,7 @@ export class SimRedis implements RedisLike {
  * The nodes of a schedule ({@link SimCluster}) plus the clients' links to them.
  *
  * @example
- * const net = new SimNetwork(scheduler, random.split("net"), 3, WEATHERS.faulty);
+ * const net = new SimNetwork(scheduler, random.split("net"), clocks, WEATHERS.faulty);
  * const nodes = [0, 1, 2].map((n) => net.link(client.id, n, client));
  * client.lib.createLocks({ nodes });
  */

@@ -9,6 +9,7 @@
 
 import fc from "fast-check";
 import type { LateWindow } from "../runtime/cluster";
+import { CLOCK_RATE_SPREAD, clockRate } from "./clocks";
 import {
   type OnceTicketSpec,
   onceTicketArbitrary,
@@ -107,7 +108,7 @@ export interface CallerSpec {
 /** One `Locks` instance: its options and clock. */
 export interface InstanceSpec {
   readonly wake: boolean;
-  /** Clock rate relative to real time, within the drift factor (0.99–1.01). */
+  /** Clock rate relative to real time, within {@link CLOCK_RATE_SPREAD} (0.995–1.005). */
   readonly rate: number;
   readonly callers: readonly CallerSpec[];
 }
@@ -126,6 +127,11 @@ export interface ScheduleSpec {
    * differ between nodes, since a look that finds only some nodes free increments only those.
    */
   readonly counters?: readonly number[] | undefined;
+  /**
+   * Each node's clock rate relative to real time, within {@link CLOCK_RATE_SPREAD} (index = node;
+   * missing: 1, an exact clock). Their epoch offsets are drawn from `seed`.
+   */
+  readonly nodeRates?: readonly number[] | undefined;
   readonly instances: readonly InstanceSpec[];
   /**
    * Constructed delays (named regressions): requests sent to a node within a window arrive late
@@ -246,7 +252,7 @@ const caller = (keys: number): fc.Arbitrary<CallerSpec> =>
 const instance = (keys: number): fc.Arbitrary<InstanceSpec> =>
   fc.record({
     wake: fc.boolean(),
-    rate: fc.integer({ min: 990, max: 1_010 }).map((r) => r / 1_000),
+    rate: clockRate(),
     callers: fc.array(caller(keys), { minLength: 1, maxLength: 3 }),
   });
 
@@ -277,6 +283,7 @@ export function scheduleSpec(): fc.Arbitrary<ScheduleSpec> {
           nil: undefined,
         },
       ),
+      nodeRates: fc.array(clockRate(), { minLength: 5, maxLength: 5 }),
       instances: fc.array(instance(keys), { minLength: 1, maxLength: 3 }),
     }),
   );
