@@ -1,16 +1,18 @@
 /**
  * The commands of the in-memory dev node, as a REST caller sends them: each checked for its arity
  * as Redis checks it (`ERR wrong number of arguments for 'get' command`), run on the in-process
- * node (`SimNode`: a Redis 7 keyspace of strings and sorted sets with millisecond expiry, edgelock's
- * Lua scripts run in a Lua VM), and its reply converted to the endpoint's shapes (`encode.ts`).
+ * node (`SimNode`: a Redis 7 keyspace of strings, hashes and sorted sets with millisecond expiry,
+ * edgelock's Lua scripts run in a Lua VM), and its reply converted to the endpoint's shapes
+ * (`encode.ts`).
  *
  * Implemented: what edgelock's client and scripts send (`EVAL`, `EVALSHA` and their `_RO` forms,
  * `SCRIPT EXISTS`/`FLUSH`), what its CLI and the README's samples read (`GET`, `PTTL`, `TYPE`,
  * `ZRANGE`), and a few for trying things by hand: `PING`, `ECHO`, `SET` with `NX`/`XX`/`GET`/`EX`/
  * `PX`/`EXAT`/`PXAT`/`KEEPTTL`, `DEL`, `EXISTS`, `EXPIRE` and `PEXPIRE` (with `NX`/`XX`/`GT`/`LT`),
- * `TTL`, `INCR`, `ZADD` (several members, `NX`/`XX`/`GT`/`LT`/`CH`/`INCR`), `ZREM`, `ZCARD`, `ZPOPMIN`, `PUBLISH`, `KEYS`, `DBSIZE`, `FLUSHALL`,
- * `FLUSHDB`, `TIME`. Any other command is answered as Redis answers an unknown one,
- * `ERR unknown command 'hset', with args beginning with: …`, plus a note that the in-memory node
+ * `TTL`, `INCR`, `HSET`, `HGET`, `HDEL`, `HLEN`, `HEXISTS`, `HGETALL`, `ZADD` (several members,
+ * `NX`/`XX`/`GT`/`LT`/`CH`/`INCR`), `ZREM`, `ZCARD`, `ZSCORE`, `ZPOPMIN`, `PUBLISH`, `KEYS`,
+ * `DBSIZE`, `FLUSHALL`, `FLUSHDB`, `TIME`. Any other command is answered as Redis answers an unknown
+ * one, `ERR unknown command 'sadd', with args beginning with: …`, plus a note that the in-memory node
  * does not implement it: run the dev cluster on redis-server for those.
  *
  * @module
@@ -199,9 +201,16 @@ const SPECS = new Map<string, Spec>([
   passThrough("pttl", 2),
   passThrough("incr", 2),
   passThrough("type", 2),
+  passThrough("hset", -4),
+  passThrough("hget", 3),
+  passThrough("hdel", -3),
+  passThrough("hlen", 2),
+  passThrough("hexists", 3),
+  passThrough("hgetall", 2),
   passThrough("zadd", -4),
   passThrough("zrem", -3),
   passThrough("zcard", 2),
+  passThrough("zscore", 3),
   passThrough("zpopmin", 2),
   passThrough("zrange", -4),
   [

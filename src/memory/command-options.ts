@@ -1,16 +1,38 @@
 /**
- * The options of `SET` and `ZADD` read as Redis 7.0 reads them, and Redis's integer parsing
+ * The options of `SET` and `ZADD` read as Redis 7.0 reads them, Redis's integer parsing
  * (`string2ll`: a 64-bit signed integer written canonically, so `"007"`, `"+5"` and `" 5"` are
- * not integers). The keyspace applies what these return.
+ * not integers), a sorted set's score read and written as Redis 7.0 does, and the shapes of replies
+ * and of a typed key the command files share. The keyspace applies what these return.
  *
  * @module
  */
 
+import { cFormat } from "./c-format";
+
+/** A command's reply, as Redis would send it to a script. */
+export type Reply = string | number | null | { ok: string } | { err: string } | Reply[];
+
 /** An error reply. */
 export type ErrorReply = { readonly err: string };
 
-const SYNTAX: ErrorReply = { err: "ERR syntax error" };
-const NOT_INTEGER: ErrorReply = { err: "ERR value is not an integer or out of range" };
+/** WRONGTYPE's reply: a command of one type run on a key of another. */
+export const WRONGTYPE: ErrorReply = {
+  err: "WRONGTYPE Operation against a key holding the wrong kind of value",
+};
+
+/**
+ * A key as the commands of its type (hash, sorted set) see it at the command's time; the keyspace
+ * owns the key itself (its type, its expiry).
+ */
+export interface TypedKey<T> {
+  /** Its content: `undefined` when the key is absent, {@link WRONGTYPE} when of another type. */
+  read(): T | undefined | ErrorReply;
+  /** Stores `content` as the key's value (new or changed); emptied, the key is deleted, as in Redis. */
+  write(content: T): void;
+}
+
+export const SYNTAX: ErrorReply = { err: "ERR syntax error" };
+export const NOT_INTEGER: ErrorReply = { err: "ERR value is not an integer or out of range" };
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
@@ -26,6 +48,58 @@ export function int64(text: string): bigint | undefined {
   const value = BigInt(text);
   return value < INT64_MIN || value > INT64_MAX ? undefined : value;
 }
+
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const HEX = /^([+-]?)0[xX]([\da-fA-F]*)(?:\.([\da-fA-F]*))?(?:[pP]([+-]?\d+))?$/;
+const INFINITE = /^([+-]?)inf(inity)?$/i;
+
+/** C99's hexadecimal float (`0x1.8p3`), which strtod reads too: at least one digit, `p` optional. */
+function hexFloat([, sign, whole = "", fraction = "", exponent = "0"]: RegExpExecArray):
+  | number
+  | undefined {
+  if (whole === "" && fraction === "") return undefined;
+  const mantissa = Number(BigInt(`0x${whole}${fraction}`));
+  const value = mantissa === 0 ? 0 : mantissa * 2 ** (Number(exponent) - 4 * fraction.length);
+  return sign === "-" ? -value : value;
+}
+
+/**
+ * A score as Redis 7.0 reads a double (`getDoubleFromObject`: strtod over the whole text, so no
+ * blanks, no "", `inf` and hexadecimal allowed; refused when it overflows, underflows to zero, or
+ * is NaN).
+ *
+ * @example
+ * parseScore("-inf"); // -Infinity
+ * parseScore("0x10"); // 16
+ * parseScore(" 1"); // undefined
+ * parseScore("1e400"); // undefined (ERANGE)
+ */
+export function parseScore(text: string): number | undefined {
+  const infinite = INFINITE.exec(text);
+  if (infinite !== null) return infinite[1] === "-" ? -Infinity : Infinity;
+  const hex = HEX.exec(text);
+  const value = hex !== null ? hexFloat(hex) : DECIMAL.test(text) ? Number(text) : undefined;
+  if (value === undefined || !Number.isFinite(value)) return undefined; // overflow: ERANGE
+  // Underflow to zero is ERANGE too: a zero comes only from a mantissa of zeros.
+  const digits = hex !== null ? `${hex[2]}${hex[3] ?? ""}` : text.replace(/[eE].*$/, "");
+  return value === 0 && /[1-9a-fA-F]/.test(digits) ? undefined : value;
+}
+
+/**
+ * Redis 7.0's text for a score: C's `%.17g` (`0.1` is `0.10000000000000001`, `1e20` is `1e+20`),
+ * `inf`, `-inf`, and `0` for either zero. ZRANGE WITHSCORES, ZPOPMIN, ZSCORE and ZADD INCR reply
+ * with it.
+ *
+ * @example
+ * formatScore(1 / 3); // "0.33333333333333331"
+ */
+export const formatScore = (score: number): string => {
+  if (!Number.isFinite(score)) return score > 0 ? "inf" : "-inf";
+  if (score === 0) return "0";
+  return Number.isInteger(score) && Math.abs(score) < 1e17
+    ? String(score)
+    : cFormat(score, "g", "", "", "17");
+};
 
 /** What `SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT n|KEEPTTL]` asks for. */
 export interface SetOptions {

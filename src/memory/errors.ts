@@ -19,10 +19,11 @@ export class MemoryNodeError extends Error {
 }
 
 /**
- * A command a memory node does not implement, called by a script (`redis.call("HGET", …)`) or
- * directly (`node.command(["HGET", …])`). A memory node runs the commands edgelock's scripts
- * call: GET, SET (PX), DEL, EXISTS, INCR, PEXPIRE (NX/XX/GT/LT), PTTL, TYPE, PUBLISH, TIME and ZADD,
- * ZREM, ZCARD, ZPOPMIN, ZRANGE (WITHSCORES). `command` names the one it does not (upper case).
+ * A command a memory node does not implement, called by a script (`redis.call("SADD", …)`) or
+ * directly (`node.command(["SADD", …])`). A memory node runs the commands edgelock's scripts
+ * call: GET, SET (PX), DEL, EXISTS, INCR, PEXPIRE (NX/XX/GT/LT), PTTL, TYPE, PUBLISH, TIME, HSET,
+ * HGET, HDEL, HLEN, HEXISTS, HGETALL and ZADD, ZREM, ZCARD, ZSCORE, ZPOPMIN, ZRANGE (WITHSCORES).
+ * `command` names the one it does not (upper case).
  * Also what a script reaches in Redis 7's Lua that a memory node does not model, its message
  * saying `memory nodes do not model '<name>'`: `redis.sha1hex` on a platform without a synchronous
  * SHA-1 (every memory node of `edgelock/testing`; the dev cluster's memory nodes have one),
@@ -30,11 +31,11 @@ export class MemoryNodeError extends Error {
  * `cjson.*` fields such as `redis.set_repl` or `cjson.encode_max_depth`.
  *
  * @example
- * try { node.command(["HGET", "h", "f"]); } catch (e) { e.command; } // "HGET"
+ * try { node.command(["SADD", "s", "m"]); } catch (e) { e.command; } // "SADD"
  * await node.eval('return redis.sha1hex("a")', [], []).catch((e) => e.command); // "redis.sha1hex"
  */
 export class UnsupportedCommandError extends MemoryNodeError {
-  /** The command's name, upper case (`"HGET"`), or the Lua name not modelled (`"redis.sha1hex"`). */
+  /** The command's name, upper case (`"SADD"`), or the Lua name not modelled (`"redis.sha1hex"`). */
   readonly command: string;
 
   constructor(command: string, message: string) {

@@ -1,22 +1,32 @@
 /**
- * The in-memory keyspace of a node: strings and sorted sets with millisecond expiry on the node's
- * clock (each call passes its reading), and the commands edgelock's Lua scripts call (SET and ZADD
- * with the options users' scripts write too, `command-options.ts`), with Redis 7 semantics
- * (a key with deadline `when` is gone once `now > when`; PTTL rounds like Redis's `when - now`).
- * Replies use RESP's shapes: `null` for a nil bulk, `{ ok }` for a status, `{ err }` for an error.
+ * The in-memory keyspace of a node: strings, hashes and sorted sets with millisecond expiry on the
+ * node's clock (each call passes its reading), and the commands edgelock's Lua scripts call, with
+ * Redis 7 semantics (a key with deadline `when` is gone once `now > when`; PTTL rounds like
+ * Redis's `when - now`). This file owns the keys (their type, expiry, deletion) and runs the
+ * commands on any key and on strings (SET with the options users' scripts write too,
+ * `command-options.ts`); `hash-commands.ts` and `zset-commands.ts` run those of hashes and sorted
+ * sets. Replies use RESP's shapes: `null` for a nil bulk, `{ ok }` for a status, `{ err }` for an
+ * error.
  *
  * @module
  */
 
-import { cFormat } from "./c-format";
-import { int64, parseSet, parseZadd } from "./command-options";
+import { int64, parseSet, type Reply, type TypedKey, WRONGTYPE } from "./command-options";
+import { type Fields, HASH_COMMANDS, hashCommand } from "./hash-commands";
+import { type Members, sortedMembers, ZSET_COMMANDS, zsetCommand } from "./zset-commands";
+
+export type { Reply } from "./command-options";
 
 type Value =
   | { readonly type: "string"; value: string }
-  | { readonly type: "zset"; readonly members: Map<string, number> };
+  | { readonly type: "hash"; readonly value: Fields }
+  | { readonly type: "zset"; readonly value: Members };
 
-/** A command's reply, as Redis would send it to a script. */
-export type Reply = string | number | null | { ok: string } | { err: string } | Reply[];
+/** What a key of each type the command files change holds. */
+interface Contents {
+  hash: Fields;
+  zset: Members;
+}
 
 /** What follows an unknown command's name in its error reply (the memory node recognises it). */
 export const UNKNOWN_COMMAND = "(a memory node runs only the commands edgelock's scripts call)";
@@ -36,44 +46,23 @@ export const ARITY: ReadonlyMap<string, number> = new Map([
   ["TYPE", 2],
   ["PUBLISH", 3],
   ["TIME", 1],
+  ["HSET", -4],
+  ["HGET", 3],
+  ["HDEL", -3],
+  ["HLEN", 2],
+  ["HEXISTS", 3],
+  ["HGETALL", 2],
   ["ZADD", -4],
   ["ZREM", -3],
   ["ZCARD", 2],
   ["ZPOPMIN", -2],
   ["ZRANGE", -4],
+  ["ZSCORE", 3],
 ]);
-
-const ZSET_COMMANDS = new Set(["ZADD", "ZREM", "ZCARD", "ZPOPMIN", "ZRANGE"]);
-
-const WRONGTYPE = { err: "WRONGTYPE Operation against a key holding the wrong kind of value" };
-const SYNTAX = { err: "ERR syntax error" };
-const NOT_INTEGER = { err: "ERR value is not an integer or out of range" };
 
 const int = (text: string): number | undefined => {
   const value = int64(text);
   return value === undefined ? undefined : Number(value);
-};
-
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const INFINITE = /^([+-]?)inf(inity)?$/i;
-
-/** A score as Redis reads a double (strtod over the whole text: no blanks, no "", inf allowed). */
-function parseScore(text: string): number | undefined {
-  const infinite = INFINITE.exec(text);
-  if (infinite !== null) return infinite[1] === "-" ? -Infinity : Infinity;
-  return DECIMAL.test(text) ? Number(text) : undefined;
-}
-
-/**
- * Redis 7.0's text for a score: C's `%.17g` (`0.1` is `0.10000000000000001`, `1e20` is `1e+20`),
- * `inf`, `-inf`, and `0` for either zero.
- */
-export const formatScore = (score: number): string => {
-  if (!Number.isFinite(score)) return score > 0 ? "inf" : "-inf";
-  if (score === 0) return "0";
-  return Number.isInteger(score) && Math.abs(score) < 1e17
-    ? String(score)
-    : cFormat(score, "g", "", "", "17");
 };
 
 /**
@@ -119,17 +108,10 @@ export class Keyspace {
     this.#expires.delete(key);
   }
 
-  #zset(key: string, now: number): Map<string, number> | undefined | typeof WRONGTYPE {
-    const value = this.lookup(key, now);
-    if (value === undefined) return undefined;
-    return value.type === "zset" ? value.members : WRONGTYPE;
-  }
-
   /** Members of a sorted set in Redis order (score, then member). */
   sorted(key: string, now: number): Array<[string, number]> {
-    const members = this.#zset(key, now);
-    if (members === undefined || !(members instanceof Map)) return [];
-    return [...members].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const value = this.lookup(key, now);
+    return value?.type === "zset" ? sortedMembers(value.value) : [];
   }
 
   /** Run one command at `now`. */
@@ -157,9 +139,30 @@ export class Keyspace {
         return this.#incr(now, key);
       case "TYPE":
         return { ok: this.lookup(key, now)?.type ?? "none" };
-      default:
-        return this.#zcommand(now, name.toUpperCase(), key, rest);
+      default: {
+        const upper = name.toUpperCase();
+        if (HASH_COMMANDS.has(upper))
+          return hashCommand(upper, rest, this.#typed(key, now, "hash"));
+        if (ZSET_COMMANDS.has(upper))
+          return zsetCommand(upper, rest, this.#typed(key, now, "zset"));
+        return { err: `ERR unknown command '${upper}' ${UNKNOWN_COMMAND}` };
+      }
     }
+  }
+
+  /** `key` as the commands of `type` see it at `now` (emptied, it is deleted, as Redis does). */
+  #typed<T extends keyof Contents>(key: string, now: number, type: T): TypedKey<Contents[T]> {
+    return {
+      read: () => {
+        const value = this.lookup(key, now);
+        if (value === undefined) return undefined;
+        return value.type === type ? (value.value as Contents[T]) : WRONGTYPE;
+      },
+      write: (content) => {
+        if (content.size === 0) this.#delete(key);
+        else this.#data.set(key, { type, value: content } as Value);
+      },
+    };
   }
 
   /** PEXPIRE key ms [NX | XX | GT | LT] (a key without expiry counts as never expiring). */
@@ -208,44 +211,6 @@ export class Keyspace {
     return previous;
   }
 
-  /** ZADD key [NX | XX] [GT | LT] [CH] [INCR] score member …, as Redis 7.0 runs it. */
-  #zadd(now: number, key: string, rest: readonly string[]): Reply {
-    const options = parseZadd(rest, parseScore);
-    if ("err" in options) return options;
-    const members = this.#zset(key, now);
-    if (members !== undefined && !(members instanceof Map)) return members;
-    if (members === undefined && options.xx) return options.incr ? null : 0;
-    const set = members ?? new Map<string, number>();
-    if (members === undefined) this.#data.set(key, { type: "zset", members: set });
-    let added = 0;
-    let updated = 0;
-    let processed = 0;
-    let last = 0;
-    for (const [given, member] of options.pairs) {
-      const current = set.get(member);
-      if (current === undefined) {
-        if (options.xx) continue;
-        set.set(member, given);
-        added++;
-        processed++;
-        last = given;
-        continue;
-      }
-      if (options.nx) continue;
-      const score = options.incr ? current + given : given;
-      if (Number.isNaN(score)) return { err: "ERR resulting score is not a number (NaN)" };
-      if ((options.lt && score >= current) || (options.gt && score <= current)) continue;
-      processed++;
-      last = score;
-      if (score !== current) {
-        set.set(member, score);
-        updated++;
-      }
-    }
-    if (options.incr) return processed > 0 ? formatScore(last) : null;
-    return options.ch ? added + updated : added;
-  }
-
   /** INCR key: the value read as Redis reads a 64-bit integer. */
   #incr(now: number, key: string): Reply {
     const value = this.lookup(key, now);
@@ -257,45 +222,5 @@ export class Keyspace {
     if (value === undefined) this.#data.set(key, { type: "string", value: next });
     else value.value = next;
     return Number(next);
-  }
-
-  #zcommand(now: number, name: string, key: string, rest: readonly string[]): Reply {
-    if (!ZSET_COMMANDS.has(name))
-      return { err: `ERR unknown command '${name}' ${UNKNOWN_COMMAND}` };
-    // ZADD reads its scores before it looks at the key's type.
-    if (name === "ZADD") return this.#zadd(now, key, rest);
-    const members = this.#zset(key, now);
-    if (members !== undefined && !(members instanceof Map)) return members;
-    switch (name) {
-      case "ZREM": {
-        if (members === undefined) return 0;
-        const removed = rest.filter((m) => members.delete(m)).length;
-        if (members.size === 0) this.#delete(key);
-        return removed;
-      }
-      case "ZCARD":
-        return members?.size ?? 0;
-      case "ZPOPMIN": {
-        const [first] = this.sorted(key, now);
-        if (first === undefined || members === undefined) return [];
-        members.delete(first[0]);
-        if (members.size === 0) this.#delete(key);
-        return [first[0], formatScore(first[1])];
-      }
-      case "ZRANGE": {
-        // Redis reads the options first (a syntax error), then the bounds.
-        const withScores = rest[2]?.toUpperCase() === "WITHSCORES";
-        if (rest.length > (withScores ? 3 : 2)) return SYNTAX;
-        const [start, stop] = [int(rest[0] ?? ""), int(rest[1] ?? "")];
-        if (start === undefined || stop === undefined) return NOT_INTEGER;
-        const all = this.sorted(key, now);
-        const from = start < 0 ? Math.max(0, all.length + start) : start;
-        const to = stop < 0 ? all.length + stop : Math.min(stop, all.length - 1);
-        const picked = all.slice(from, to + 1);
-        return picked.flatMap(([m, s]) => (withScores ? [m, formatScore(s)] : [m]));
-      }
-      default:
-        throw new Error(`unreachable: ${name}`);
-    }
   }
 }

@@ -130,7 +130,7 @@ export class SimNode {
     return value?.type === "string" ? value.value : null;
   }
 
-  type(key: string): "string" | "zset" | "none" {
+  type(key: string): "string" | "hash" | "zset" | "none" {
     return this.#space.lookup(key, this.#now())?.type ?? "none";
   }
 

@@ -123,6 +123,47 @@ describe("the same answers on redis-server and in memory", () => {
     }
   });
 
+  it("hashes and ZSCORE: replies, order, wrong types, bad arguments, an emptied hash deleted", async () => {
+    const { k, z } = keys("hash");
+    const commands: unknown[][] = [
+      ["hset", k, "b", "1", "a", "2", "b", "3"],
+      ["hset", k, "c", ""],
+      ["hgetall", k],
+      ["hget", k, "a"],
+      ["hget", k, "nope"],
+      ["hlen", k],
+      ["hexists", k, "c"],
+      ["hexists", `${k}:missing`, "c"],
+      ["type", k],
+      ["get", k],
+      ["hset", k, "x"],
+      ["hset", k, "x", "1", "y"],
+      ["hget", k],
+      ["zadd", z, "0.1", "m", "inf", "n"],
+      ["zscore", z, "m"],
+      ["zscore", z, "n"],
+      ["zscore", z, "nope"],
+      ["zscore", k, "m"],
+      ["hget", z, "m"],
+      ["hdel", k, "a", "a", "nope"],
+      ["hdel", k, "b", "c"],
+      ["exists", k],
+      ["hgetall", k],
+    ];
+    const answers: Answer[] = [];
+    for (const command of commands) {
+      const [onRedis, inMemory] = await both("/", command);
+      expect(inMemory, JSON.stringify(command)).toEqual(onRedis);
+      answers.push(inMemory);
+    }
+    expect(answers.slice(0, 3).map((a) => a.body)).toEqual([
+      { result: 2 },
+      { result: 1 },
+      { result: ["b", "3", "a", "2", "c", ""] },
+    ]);
+    expect(answers.at(-2)?.body).toEqual({ result: 0 });
+  });
+
   it("expiry: SET PX and PEXPIRE leave a TTL a few ms apart, and the key expires on both", async () => {
     const { k } = keys("ttl");
     await both("/", ["set", k, "v", "PX", "200"]);

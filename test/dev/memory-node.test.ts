@@ -53,10 +53,10 @@ describe("a memory cluster", () => {
 
   it("answers a command it does not implement with Redis's unknown-command error, naming it", async () => {
     const redis = dev.client(0);
-    const error = await redis.hset(uniqueKey("h"), { f: "v" }).catch((e: unknown) => e);
+    const error = await redis.sadd(uniqueKey("s"), "m", "n").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(errors.UpstashError);
     expect((error as Error).message).toMatch(
-      /ERR unknown command 'hset', with args beginning with: '.*' 'f' 'v' \(not implemented by the in-memory dev node; .*edgelock dev --redis\)$/,
+      /ERR unknown command 'sadd', with args beginning with: '.*' 'm' 'n' \(not implemented by the in-memory dev node; .*edgelock dev --redis\)$/,
     );
   });
 });

@@ -122,25 +122,25 @@ describe("commands a memory node does not implement", () => {
     const node = memoryNode();
     let error: unknown;
     try {
-      node.command(["hget", "h", "f"]);
+      node.command(["sadd", "s", "m"]);
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(UnsupportedCommandError);
-    expect((error as UnsupportedCommandError).command).toBe("HGET");
-    expect((error as Error).message).toContain("unknown command 'HGET'");
+    expect((error as UnsupportedCommandError).command).toBe("SADD");
+    expect((error as Error).message).toContain("unknown command 'SADD'");
   });
 
   it("called by a script: the script's error is an UnsupportedCommandError naming the command", async () => {
     const node = memoryNode();
     const error = await node
-      .eval("return redis.call('HSET', KEYS[1], 'f', 'v')", ["h"], [])
+      .eval("return redis.call('SADD', KEYS[1], 'm')", ["s"], [])
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnsupportedCommandError);
-    expect((error as UnsupportedCommandError).command).toBe("HSET");
+    expect((error as UnsupportedCommandError).command).toBe("SADD");
     // Redis 7's form of a script's error: where it was raised, after the command's own error.
     expect((error as Error).message).toMatch(
-      /^ERR unknown command 'HSET' \(a memory node .*\) script: [0-9a-f]{40}, on @user_script:1\.$/,
+      /^ERR unknown command 'SADD' \(a memory node .*\) script: [0-9a-f]{40}, on @user_script:1\.$/,
     );
   });
 
@@ -168,6 +168,25 @@ describe("commands a memory node does not implement", () => {
     expect(node.command(["ZADD", "z", "1", "m"])).toBe(1);
     expect(node.command(["ZRANGE", "z", "0", "-1", "WITHSCORES"])).toEqual(["m", "1"]);
     expect(() => node.command(["GET", "z"])).toThrow(/^WRONGTYPE/);
+    expect(node.command(["ZSCORE", "z", "m"])).toBe("1");
+  });
+
+  it("answers hash commands as Redis does: insertion order, an emptied hash deleted", () => {
+    const node = memoryNode();
+    expect(node.command(["HSET", "h", "b", "1", "a", "2", "b", "3"])).toBe(2);
+    expect(node.command(["HGETALL", "h"])).toEqual(["b", "3", "a", "2"]);
+    expect([node.command(["HGET", "h", "a"]), node.command(["HGET", "h", "x"])]).toEqual([
+      "2",
+      null,
+    ]);
+    expect([node.command(["HLEN", "h"]), node.command(["HEXISTS", "h", "b"])]).toEqual([2, 1]);
+    expect(node.command(["TYPE", "h"])).toBe("hash");
+    expect(() => node.command(["HSET", "h", "c"])).toThrow(
+      "ERR wrong number of arguments for 'hset' command",
+    );
+    expect(() => node.command(["GET", "h"])).toThrow(/^WRONGTYPE/);
+    expect(node.command(["HDEL", "h", "a", "b", "x"])).toBe(2);
+    expect(node.keys()).toEqual([]);
   });
 });
 

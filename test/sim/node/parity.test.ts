@@ -566,6 +566,10 @@ const CASES: readonly Case[] = [
 
 let counter = 0;
 
+/** A hash's fields and values in the server's order (ioredis's `hgetall` makes an object of them). */
+const hgetall = (key: string): Promise<unknown> =>
+  dev.direct(0).eval("return redis.call('HGETALL', KEYS[1])", 1, key);
+
 /** Equal, except numbers above 50 may be up to `slack` lower on the real node. */
 function close(sim: unknown, real: unknown, slack: number): boolean {
   if (Array.isArray(sim) && Array.isArray(real)) {
@@ -623,6 +627,7 @@ describe("simulated node = redis-server, script by script", () => {
         const flat = await real.zrange(key, 0, -1, "WITHSCORES");
         expect(sim.zrange(key).flat().map(String), key).toEqual(flat);
       }
+      if (type === "hash") expect(sim.command(["HGETALL", key]), key).toEqual(await hgetall(key));
       const realPttl = await real.pttl(key);
       // The real key's PTTL is read now, later than the reply: it may be lower by all the time
       // since the simulated node's frozen `now`, reads of the keys before it included.
@@ -663,6 +668,32 @@ describe("simulated node = redis-server, script by script", () => {
     now = 1_101;
     expect(sim.get("k")).toBeNull();
     expect(sim.pttl("k")).toBe(-2);
+  });
+
+  it("a hash expires as any key does, here on the virtual clock and on redis-server", async () => {
+    const real = dev.direct(0);
+    const key = `parity:${counter++}:h`;
+    let now = 1_000;
+    const sim = new SimNode({ now: () => now, sha1 });
+    for (const argv of [
+      ["HSET", key, "a", "1", "b", "2"],
+      ["PEXPIRE", key, "40"],
+    ]) {
+      sim.command(argv);
+      await real.call(argv[0] as string, ...argv.slice(1));
+    }
+    now = 1_040;
+    expect([sim.command(["HLEN", key]), sim.pttl(key)]).toEqual([2, 0]);
+    now = 1_041;
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect([sim.command(["HLEN", key]), sim.command(["HGET", key, "a"])]).toEqual([0, null]);
+    expect([await real.hlen(key), await real.hget(key, "a")]).toEqual([0, null]);
+    expect([sim.command(["HGETALL", key]), sim.type(key), sim.pttl(key), sim.keys()]).toEqual([
+      await hgetall(key),
+      await real.type(key),
+      await real.pttl(key),
+      [],
+    ]);
   });
 });
 
@@ -1064,6 +1095,142 @@ const USER_CASES: readonly UserCase[] = [
     name: "scores read back WITHSCORES and from ZPOPMIN",
     lua: 'for i, s in ipairs({0.1, 1e20, 1/3, 2^63, 1e-5, -0, 1e300, 123456789.125, "1e-300", "-0.5", "inf", "-inf", 1e17}) do redis.call("ZADD", KEYS[2], s, "m" .. i) end return {redis.call("ZRANGE", KEYS[2], "0", "-1", "WITHSCORES"), redis.call("ZPOPMIN", KEYS[2])}',
   },
+  {
+    name: "ZSCORE of odd scores",
+    lua: 'local out = {} for i, s in ipairs({0.1, 1e20, 1/3, 2^63, 1e-5, 1e300, 123456789.125, "1e-300", "-0.5", "inf", "-inf", 1e17, "-0", "0", 2^53 + 1, "9007199254740993", -2^63, 5e-324, "-1e-320"}) do out[i] = {redis.call("ZADD", KEYS[2], s, "m" .. i), redis.call("ZSCORE", KEYS[2], "m" .. i)} end return out',
+  },
+  // A score as strtod reads it: hexadecimal too; refused when it overflows or underflows to zero.
+  {
+    name: "scores as strtod reads them",
+    lua: 'local out = {} for i, s in ipairs(ARGV) do local r = redis.pcall("ZADD", KEYS[2], s, "m" .. i) out[i] = type(r) == "table" and r.err or redis.call("ZSCORE", KEYS[2], "m" .. i) end return out',
+    args: [
+      "0x10",
+      "-0x1.8p1",
+      "0X.8",
+      "0x1p-1074",
+      "0x1p-1080",
+      "0x",
+      "0x1p",
+      "0x0p9999",
+      "1e400",
+      "-1e400",
+      "1e-400",
+      "0e-400",
+      "1e-320",
+      "Infinity",
+      "-INF",
+      "infin",
+      "nan",
+      "1e",
+      ".5",
+      "5.",
+      "+.5e1",
+    ],
+  },
+  {
+    name: "ZSCORE after ZADD INCR",
+    lua: 'redis.call("ZADD", KEYS[2], "INCR", 0.1, "m") redis.call("ZADD", KEYS[2], "INCR", 0.2, "m") return redis.call("ZSCORE", KEYS[2], "m")',
+  },
+  // Hashes and ZSCORE (a wait queue's record per waiter): each command with the arguments after its
+  // key, on a key absent, a hash (with and without an expiry, which a change keeps), a string and a
+  // sorted set; Redis's arity errors, WRONGTYPE, and an emptied hash deleted.
+  ...[
+    ["HSET", "a", "9"],
+    ["HSET", "d", "4"],
+    ["HSET", "a", "1", "d", "4", "d", "5"],
+    ["HSET", "x", "1", "y"],
+    ["HSET", "x"],
+    ["HGET", "a"],
+    ["HGET", "nope"],
+    ["HGET"],
+    ["HGET", "a", "b"],
+    ["HDEL", "a"],
+    ["HDEL", "a", "a", "nope"],
+    ["HDEL", "c", "b", "a"],
+    ["HDEL", "nope"],
+    ["HDEL"],
+    ["HLEN"],
+    ["HLEN", "a"],
+    ["HEXISTS", "a"],
+    ["HEXISTS", "nope"],
+    ["HEXISTS"],
+    ["HGETALL"],
+    ["HGETALL", "a"],
+    ["ZSCORE", "m"],
+    ["ZSCORE", "nope"],
+    ["ZSCORE"],
+    ["ZSCORE", "m", "n"],
+  ].flatMap(([command = "", ...args]) =>
+    [
+      ["absent", []],
+      ["a hash", [["HSET", "k", "a", "1", "b", "2", "c", "3"]]],
+      [
+        "a hash with an expiry",
+        [
+          ["HSET", "k", "a", "1", "b", "2", "c", "3"],
+          ["PEXPIRE", "k", "9000"],
+        ],
+      ],
+      ["a string", [["SET", "k", "s"]]],
+      ["a sorted set", [["ZADD", "k", "1", "m"]]],
+    ].map(([state, setup]) => ({
+      name: `${[command, ...args].join(" ")} on ${state as string}`,
+      lua: `return redis.pcall('${command}', KEYS[1], unpack(ARGV))`,
+      args,
+      setup: setup as string[][],
+    })),
+  ),
+  ...["GET", "INCR", "ZCARD", "TYPE", "EXISTS", "PTTL", "DEL"].map((command) => ({
+    name: `${command} on a hash`,
+    lua: `return redis.pcall('${command}', KEYS[1])`,
+    setup: [["HSET", "k", "a", "1"]],
+  })),
+  ...[
+    ["SET", "v", "GET"],
+    ["SET", "v"],
+    ["ZADD", "1", "m"],
+    ["ZRANGE", "0", "-1"],
+    ["ZREM", "m"],
+    ["ZPOPMIN"],
+    ["PEXPIRE", "5000"],
+    ["PEXPIRE", "0"],
+  ].map(([command = "", ...args]) => ({
+    name: `${[command, ...args].join(" ")} on a hash`,
+    lua: `return redis.pcall('${command}', KEYS[1], unpack(ARGV))`,
+    args,
+    setup: [["HSET", "k", "a", "1"]],
+  })),
+  {
+    name: "HGETALL: insertion order, an update in place, a field deleted and set again at the end",
+    lua: "redis.call('HSET', KEYS[1], 'b', '1', 'a', '2', '10', '3', '9', '4') redis.call('HSET', KEYS[1], 'a', 'x') redis.call('HDEL', KEYS[1], 'b') redis.call('HSET', KEYS[1], 'b', 'y', 'c', 0.1) return redis.call('HGETALL', KEYS[1])",
+  },
+  {
+    name: "an emptied hash is deleted with its expiry: HSET then makes one without",
+    lua: "local out = {redis.call('HDEL', KEYS[1], 'a', 'b'), redis.call('EXISTS', KEYS[1]), redis.call('TYPE', KEYS[1]).ok} out[4] = redis.call('HSET', KEYS[1], 'n', 'v') out[5] = redis.call('PTTL', KEYS[1]) return out",
+    setup: [
+      ["HSET", "k", "a", "1", "b", "2"],
+      ["PEXPIRE", "k", "9000"],
+    ],
+  },
+  {
+    name: "a hash's replies as Lua values: nil is false, integers numbers, HGETALL a table",
+    lua: "local all = redis.call('HGETALL', KEYS[1]) return {type(redis.call('HGET', KEYS[1], 'x')), type(redis.call('HLEN', KEYS[1])), #all, all[1], type(redis.call('ZSCORE', KEYS[2], 'm'))}",
+    setup: [["HSET", "k", "f", "v", "g", ""]],
+  },
+  {
+    name: "HGET on a string, uncaught",
+    lua: "return redis.call('HGET', KEYS[1], 'a')",
+    setup: [["SET", "k", "s"]],
+  },
+  {
+    name: "HSET odd arguments, uncaught",
+    lua: "return redis.call('HSET', KEYS[1], 'a', '1', 'b')",
+  },
+  {
+    name: "ZSCORE on a hash, uncaught",
+    lua: "return redis.call('ZSCORE', KEYS[1], 'm')",
+    setup: [["HSET", "k", "a", "1"]],
+  },
 ];
 
 describe("a user's script: memory node = redis-server", () => {
@@ -1097,6 +1264,7 @@ describe("a user's script: memory node = redis-server", () => {
         const flat = await real.zrange(key, 0, -1, "WITHSCORES");
         expect(sim.command(["ZRANGE", key, "0", "-1", "WITHSCORES"]), key).toEqual(flat);
       }
+      if (type === "hash") expect(sim.command(["HGETALL", key]), key).toEqual(await hgetall(key));
       const realPttl = await real.pttl(key);
       const simPttl = sim.pttl(key);
       if (realPttl < 0) expect(simPttl, `pttl of ${key}`).toBe(realPttl);
