@@ -13,7 +13,7 @@ import {
   reasonOf,
 } from "../errors";
 import type { Round } from "../quorum";
-import { bestValidity, drift, validity } from "../quorum";
+import { drift, validity } from "../quorum";
 import type { CasReply, CompleteReply } from "../scripts";
 import type { Grant } from "./acquire";
 import { completeRounds, type Ending } from "./complete";
@@ -21,7 +21,7 @@ import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import { handoverRound } from "./handover";
 import { Life, type Phase } from "./life";
-import { checkLease } from "./options";
+import { checkLease, checkReach } from "./options";
 import { unref } from "./timing";
 import type { ExtendResult, Lock, LockTicket, ReleaseOptions, ReleaseResult } from "./types";
 
@@ -76,10 +76,10 @@ const ignore = (): void => undefined;
  * `#completeOnce`, `#ticketOnce`) and checked against the table there.
  */
 export class LockHandle implements Lock {
-  readonly key: string;
-  readonly keys: readonly string[];
-  readonly token: string;
-  readonly fence: number | undefined;
+  declare readonly key: string;
+  declare readonly keys: readonly string[];
+  declare readonly token: string;
+  declare readonly fence: number | undefined;
   readonly #core: LockCore;
   readonly #grant: Grant;
   readonly #budget: Budget | undefined;
@@ -278,13 +278,11 @@ export class LockHandle implements Lock {
 
   extend(lease?: number): Promise<ExtendResult> {
     try {
-      const checked = lease === undefined ? undefined : checkLease(lease);
       // The rule acquire() applies up front: a lease no grant could turn into minValidity would
       // come back "not valid" from nodes that all still hold the key, and lose the lock for it.
       const { driftFactor, minValidity } = this.#core.options;
-      if (checked !== undefined && bestValidity(checked, driftFactor) < Math.max(1, minValidity)) {
-        throw new ConfigurationError("lease", "too short: no grant could reach minValidity");
-      }
+      const checked =
+        lease === undefined ? undefined : checkReach(checkLease(lease), driftFactor, minValidity);
       return this.#extendInTurn(checked ?? this.#grant.lease, true);
     } catch (error) {
       return Promise.reject(error);
