@@ -2,15 +2,15 @@ import type { Budget } from "../budget";
 import {
   ConfigurationError,
   checkKnown,
-  configurationFault,
   describeNodes,
+  isFailed,
+  isGone,
   type LockEnd,
   LockEndedError,
   LockLostError,
   type NodeOutcome,
-  nodeName,
   QuorumError,
-  reasonOf,
+  withFix,
 } from "../errors";
 import type { Round } from "../quorum";
 import { drift, validity } from "../quorum";
@@ -330,14 +330,11 @@ export class LockHandle implements Lock {
       }
       return { validUntil: this.#validUntilEpoch, outcomes };
     }
-    const gone = outcomes.filter((o) => o.status === "absent" || o.status === "held").length;
+    const gone = outcomes.filter(isGone).length;
     if (gone > n - core.quorum) this.#gone = true;
     if (round.ok || gone > n - core.quorum) {
       core.emit({ type: "extend", key: this.key, result: "lost", durationMs, outcomes });
-      const lostOn = outcomes
-        .filter((o) => o.status === "absent" || o.status === "held")
-        .map((o) => `${nodeName(o)}: ${o.status === "absent" ? "our token is gone" : reasonOf(o)}`)
-        .join("; ");
+      const lostOn = describeNodes(outcomes, isGone, "our token is gone");
       const error = new LockLostError(
         this.key,
         round.ok
@@ -349,10 +346,9 @@ export class LockHandle implements Lock {
       throw error;
     }
     core.emit({ type: "extend", key: this.key, result: "unavailable", durationMs, outcomes });
-    const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
-    const fix = configurationFault(outcomes);
+    const failed = outcomes.filter(isFailed).length;
     const why = `extension failed: ${failed} of ${n} nodes failed: ${describeNodes(outcomes)}`;
-    throw new QuorumError(this.key, fix === undefined ? why : `${fix}. ${why}`, { outcomes });
+    throw new QuorumError(this.key, withFix(outcomes, why), { outcomes });
   }
 
   async ticket(options?: { readonly lease?: number | undefined }): Promise<LockTicket> {
