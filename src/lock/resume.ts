@@ -39,13 +39,7 @@ export function checkTicket(
   }
   const t = ticket as Partial<Record<keyof LockTicket, unknown>>;
   if (t.v !== 1) throw bad("v", `unsupported ticket version ${String(t.v)}`);
-  let target: KeySet;
-  try {
-    target = checkKeys(t.key, core.options.fencing);
-  } catch (error) {
-    const { option, message } = error as ConfigurationError;
-    throw bad(option, message.replace(/^invalid option `[^`]*`: /, ""));
-  }
+  const target = checkKeys(t.key, core.options.fencing, "ticket.key");
   if (typeof t.token !== "string" || !TOKEN.test(t.token)) {
     throw bad("token", "expected 32 lower-case hex digits");
   }
