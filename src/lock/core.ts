@@ -75,10 +75,10 @@ interface AcquireRequest {
  * method per script round. Each round is one {@link fanOut}.
  */
 export class LockCore {
-  readonly nodes: readonly RestNode[];
-  readonly quorum: number;
+  declare readonly nodes: readonly RestNode[];
+  declare readonly quorum: number;
   /** Our releases in flight per node and key: acquires of ours wait for them. */
-  readonly order: ReleaseOrder;
+  declare readonly order: ReleaseOrder;
   /** Grants held and callers waiting, per lock key, within this instance. */
   readonly lines = new LocalLines();
   /** Wake-up subscriptions to wait rooms (the `wake` option), shared by this instance's callers. */
