@@ -67,10 +67,10 @@ interface AcquireRequest {
  * method per script round. Each round is one {@link fanOut}.
  */
 export class LockCore {
-  readonly nodes: readonly RestNode[];
-  readonly quorum: number;
+  declare readonly nodes: readonly RestNode[];
+  declare readonly quorum: number;
   /** Our releases in flight per node and key: acquires of ours wait for them. */
-  readonly order: ReleaseOrder;
+  declare readonly order: ReleaseOrder;
   /** Grants held and callers waiting, per lock key, within this instance. */
   readonly lines = new LocalLines();
   /** Hand-off streams of the wait queues, shared by this instance's waiting callers. */

@@ -207,11 +207,11 @@ export const RESUME: Script<ResumeReply, ResumeArgs> = {
   sha1: RESUME_SHA1,
   args: ({ ticketToken, token, ttl, fencing }) => [ticketToken, token, String(ttl), flag(fencing)],
   parse(reply) {
-    const triple = Array.isArray(reply) && reply.length === 3 ? reply : undefined;
-    const cas = casCode(triple?.[0]);
-    const fence = triple?.[1];
-    const undone = triple?.[2];
-    return cas !== undefined && isInt(fence) && fence >= 0 && (undone === 0 || undone === 1)
+    const triple = intArray(reply, 3);
+    if (triple === undefined) return undefined;
+    const [code, fence, undone] = triple as [number, number, number];
+    const cas = casCode(code);
+    return cas !== undefined && fence >= 0 && (undone === 0 || undone === 1)
       ? { cas, fence, undone: undone === 1 }
       : undefined;
   },
