@@ -134,11 +134,13 @@ export async function acquireLoop(
   const waiter: Waiter = combinedWaiter(core, call, plan);
   const tries = triesOf(core, key, began);
 
+  // The last look found the key held by another caller: a caller that queues waits in the nodes'
+  // queues from its next turn on (a look that failed for other reasons is retried as before).
+  let busyLast = false;
   try {
     for (let attempt = 0; ; attempt++) {
       const handed = await waiter.turn(tries.failure);
-      // After a refused look, a caller that queues waits in the nodes' queues from here on.
-      if (handed === undefined && waiter.queues && tries.failure() !== undefined) {
+      if (handed === undefined && waiter.queues && busyLast) {
         const queue = { keys, place: waiter.place, waitUntil, size, alive: waiter.stand() };
         return await queuedGrant(core, target, call, queue);
       }
@@ -169,7 +171,8 @@ export async function acquireLoop(
       const hopeless =
         markerOutlasts(outcomes, waitUntil - now) || tokensRuleOutMajority(core, outcomes);
       if (now >= waitUntil || hopeless) throw tries.giveUp(refused.error);
-      if (!waiter.queues) await waiter.pause(refused);
+      busyLast = result === "busy" && !outcomes.some(isDone);
+      if (!(waiter.queues && busyLast)) await waiter.pause(refused);
     }
   } finally {
     waiter.stop();

@@ -148,6 +148,8 @@ end
  *   when it issues fences, and `token|look|gap|handMs|fence` published on its instance's channel;
  *   a waiter nobody listens for here (PUBLISH answers 0) is dropped instead, and nothing is set.
  * - `serve(i, lo, skip, limit, from)`: hand key i (free) to the first waiter that can take it.
+ * - `unhold(i, token)`: forget `^` where it names `token` (its key was freed): a queue with
+ *   nobody in it is deleted, and a lock nobody waits for leaves no queue behind.
  */
 const QUEUE = `local function clock()
   local t = redis.call("TIME")
@@ -174,6 +176,14 @@ local function keepQueue(i, ms)
 end
 local function holder(i, token, place, look, from)
   redis.call("HSET", roomKey(i), "^", token .. "|" .. place .. "|" .. look .. "|" .. from)
+end
+local function unhold(i, token)
+  if redis.call("TYPE", roomKey(i)).ok == "hash" then
+    local h = redis.call("HGET", roomKey(i), "^")
+    if h and fields(h)[1] == token then
+      redis.call("HDEL", roomKey(i), "^")
+    end
+  end
 end
 local function register(i, token, hi, r)
   if not isQueue(i) then
@@ -345,7 +355,9 @@ if flag == nil then
     else
       lengthen(lockKey(i), ttl)
     end
-    if isQueue(i) then
+    -- The holder's place and newest look, kept where someone queues (a lock nobody waits for
+    -- keeps no queue).
+    if isQueue(i) and (reg or redis.call("EXISTS", roomKey(i)) == 1) then
       redis.call("HDEL", roomKey(i), token)
       local h = redis.call("HGET", roomKey(i), "^")
       local f = h and fields(h)
@@ -520,6 +532,7 @@ for i = 1, n do
   if current == token then
     released = 1
     redis.call("DEL", lockKey(i))
+    unhold(i, token)
     current = false
   elseif current == false then
     gone = gone + 1
@@ -732,6 +745,7 @@ if discarded(void) then
   for i = 1, n do
     if redis.call("GET", lockKey(i)) == token then
       redis.call("DEL", lockKey(i))
+      unhold(i, token)
       released = 1
       serve(i, lo, token, nil, token)
     end
@@ -791,6 +805,7 @@ if free + nexts == n then
       for i = 1, n do
         if currents[i] == false then
           redis.call("DEL", lockKey(i))
+          unhold(i, token)
           serve(i, lo, token, nil, token)
         end
       end
@@ -803,7 +818,8 @@ if free + nexts == n then
     else
       lengthen(lockKey(i), ttl)
     end
-    if isQueue(i) then
+    -- Where someone queues, the queue keeps the new holder's place (a pass compares it).
+    if isQueue(i) and redis.call("EXISTS", roomKey(i)) == 1 then
       redis.call("HDEL", roomKey(i), nextToken)
       holder(i, nextToken, place or "", 0, token)
       keepQueue(i, ttl)
@@ -902,6 +918,7 @@ for i = 1, n do
       redis.call("SET", key, restore, "PX", left)
     else
       redis.call("DEL", key)
+      unhold(i, token)
       serve(i, lo, token, nil, "")
     end
   elseif current == false then
@@ -971,6 +988,7 @@ if current == token then
   -- A look numbered at or after this pass already placed or found the token here: keep it.
   if not (f and f[1] == token and tonumber(f[3]) >= tonumber(reg.look)) then
     redis.call("DEL", lockKey(1))
+    unhold(1, token)
     passed = 1
     current = false
     serve(1, lo, token, nil, token)
