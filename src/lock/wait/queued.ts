@@ -16,7 +16,7 @@ export interface QueuePlan {
   readonly keys: Keys;
   /** The call's place in the queues: epoch ms of its call, the same on every node. */
   readonly place: number;
-  /** The call's one token (docs/design/queue-handoff.md, H0). */
+  /** The call's one token (docs/SAFETY.md §2 P1). */
   readonly token: string;
   /** No look starts after this. */
   readonly waitUntil: number;
@@ -37,7 +37,7 @@ export interface Queued extends Counting {
  * The hand-off TTL for a look of lease `ttl` and request timeout `timeoutMs`: long enough for the
  * message, the count and the first extension (a few round trips), at most the lease, and short,
  * so that a waiter that froze with its streams open idles the key no longer than this (plus a
- * refresh) on each node (docs/design/queue-handoff.md, H6).
+ * refresh) on each node (docs/SAFETY.md §6 "The queue").
  *
  * @example handMsFor(10_000, 500) // 2000
  */
