@@ -48,7 +48,7 @@ export interface Grant {
   readonly local: LocalHold;
   /**
    * The validity comes from a hand-off (the queue, P3): it lasts the hand-off TTL, not the lease.
-   * The handle extends it to the lease at once, with or without auto-extension.
+   * The handle extends it to the lease halfway through, with or without auto-extension.
    */
   readonly short?: true;
 }

@@ -126,8 +126,12 @@ export class LockHandle implements Lock {
     this.token = grant.token;
     this.fence = grant.fence;
     this.#setValidity(grant.validUntil);
-    // Handed over by a release (the queue): it lasts the hand-off TTL; extend it to the lease now.
-    if (grant.short === true && !autoExtend) this.#scheduleExtension(0);
+    // Handed over by a release (the queue): it lasts the hand-off TTL. Without auto-extension it
+    // still extends once to its lease, halfway through (a short section released before that
+    // costs no extension).
+    if (grant.short === true && !autoExtend) {
+      this.#scheduleExtension((grant.validUntil - performance.now()) / 2);
+    }
   }
 
   get validUntil(): number {
