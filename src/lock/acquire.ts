@@ -16,8 +16,8 @@ import type { ResolvedCall } from "./options";
 import type { RoundSpec, RoundTerms } from "./spec";
 import { newToken } from "./timing";
 import { combinedWaiter } from "./wait/combined";
-import { handMsFor, QueuedWait } from "./wait/queued";
 import type { LocalHold } from "./wait/queue";
+import { handMsFor, QueuedWait } from "./wait/queued";
 import { type Tries, triesOf } from "./wait/tried";
 import type { Waiter } from "./wait/waiter";
 
@@ -268,7 +268,13 @@ async function queuedGrant(
     if (!granted) {
       const terms = last ?? { token, ttl: lease, timeoutMs: core.timeoutFor(lease) };
       const { ttl, timeoutMs } = terms;
-      const spec = { keys, token, ttl: Math.max(ttl, handMsFor(ttl, timeoutMs)), timeoutMs, budget };
+      const spec = {
+        keys,
+        token,
+        ttl: Math.max(ttl, handMsFor(ttl, timeoutMs)),
+        timeoutMs,
+        budget,
+      };
       void core.discardRound(spec, { nodes }).catch(() => {});
     }
   }

@@ -503,7 +503,10 @@ export class LockCore {
    * only while the budget keeps N requests to spare (a release of another lock of the invocation
    * may need them).
    */
-  leave(nodes: readonly RestNode[], on: Pick<RoundSpec, "keys" | "token" | "timeoutMs" | "budget">): void {
+  leave(
+    nodes: readonly RestNode[],
+    on: Pick<RoundSpec, "keys" | "token" | "timeoutMs" | "budget">,
+  ): void {
     const { keys, token, timeoutMs, budget } = on;
     const flat = scriptKeys(keys);
     const args = LEAVE.args({ token });

@@ -234,7 +234,8 @@ export const RELEASE: Script<CasReply, ReleaseArgs> = {
   args: ({ token, before, counterMs }) => {
     const args = [token];
     // The lifetime follows the place, which "" leaves out.
-    if (before !== undefined || counterMs !== undefined) args.push(before === undefined ? "" : String(before));
+    if (before !== undefined || counterMs !== undefined)
+      args.push(before === undefined ? "" : String(before));
     if (counterMs !== undefined) args.push(String(counterMs));
     return args;
   },
@@ -428,7 +429,10 @@ export interface PassReply {
 }
 
 /** See `PASS_LUA`. */
-export const PASS: Script<PassReply, { readonly token: string; readonly queue: QueueRegistration }> = {
+export const PASS: Script<
+  PassReply,
+  { readonly token: string; readonly queue: QueueRegistration }
+> = {
   name: "pass",
   lua: PASS_LUA,
   sha1: PASS_SHA1,
@@ -437,7 +441,9 @@ export const PASS: Script<PassReply, { readonly token: string; readonly queue: Q
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
     const [passed, pttl] = pair as [number, number];
-    return (passed === 0 || passed === 1) && pttl >= -2 ? { passed: passed === 1, pttl } : undefined;
+    return (passed === 0 || passed === 1) && pttl >= -2
+      ? { passed: passed === 1, pttl }
+      : undefined;
   },
 };
 

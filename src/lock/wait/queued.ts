@@ -6,8 +6,8 @@ import { failureOf, tokensRuleOutMajority } from "../failure";
 import type { ResolvedCall } from "../options";
 import type { Keys, RoundSpec, RoundTerms } from "../spec";
 import type { Handoff } from "./streams";
-import { afterAttempts } from "./tried";
 import { type Counting, Tally } from "./tally";
+import { afterAttempts } from "./tried";
 
 /** What a queued wait needs of its call (all times on the `performance.now()` clock). */
 export interface QueuePlan {
@@ -152,8 +152,7 @@ export class QueuedWait {
   /** One look: ACQUIRE with our registration on every node, each answer counted as it comes. */
   async #look(): Promise<void> {
     const { core, plan } = this;
-    const sized = plan.size();
-    if (sized instanceof Error) throw sized;
+    const sized = this.#sized();
     const look = ++this.#looks;
     const terms: RoundTerms = { token: plan.token, ttl: sized.ttl, timeoutMs: sized.timeoutMs };
     this.#terms = terms;
@@ -189,14 +188,23 @@ export class QueuedWait {
   /** The pass (H5): give up what we hold, register again under a fresh look number. */
   async #pass(): Promise<void> {
     const { core, plan } = this;
-    const sized = plan.size();
-    if (sized instanceof Error) throw sized;
+    const sized = this.#sized();
     const look = ++this.#looks;
     this.#starts.set(look, performance.now());
     this.#tally.passed(look);
     const terms: RoundTerms = { token: plan.token, ttl: sized.ttl, timeoutMs: sized.timeoutMs };
     const spec: RoundSpec = { keys: plan.keys, ...terms, budget: this.call.budget };
     await core.passRound(spec, this.#registration(look, terms));
+  }
+
+  /**
+   * The next look's terms. Out of budget, the call gives up as a wait does: with the last look's
+   * failure (a busy key stays a `LockBusyError`), caused by the shortfall.
+   */
+  #sized(): RoundTerms {
+    const sized = this.plan.size();
+    if (!(sized instanceof Error)) return sized;
+    throw this.#looks > 0 ? this.#failure(sized) : sized;
   }
 
   /** A caller placed before us holds a node we lack: we are the one to give way. */
@@ -236,10 +244,13 @@ export class QueuedWait {
     return [...this.#marked.values()].some((until) => until > this.plan.waitUntil);
   }
 
-  /** The last look's failure; after more than one look, it says how long and how often. */
-  #failure(): LockError {
+  /**
+   * The last look's failure; after more than one look, it says how long and how often. `cause`:
+   * why no further look was sent (a budget shortfall).
+   */
+  #failure(cause?: LockError): LockError {
     const { core, plan } = this;
-    const error = failureOf(core, plan.key, { outcomes: this.#last, why: undefined });
+    const error = failureOf(core, plan.key, { outcomes: this.#last, why: undefined }, cause);
     return this.#looks > 1
       ? afterAttempts(error, this.#looks, performance.now() - this.#began)
       : error;
