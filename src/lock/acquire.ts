@@ -136,11 +136,14 @@ export async function acquireLoop(
 
   // The last look found the key held by another caller: a caller that queues waits in the nodes'
   // queues from its next turn on (a look that failed for other reasons is retried as before).
-  let busyLast = false;
+  let busyLast: Round<number> | undefined;
   try {
     for (let attempt = 0; ; attempt++) {
       const handed = await waiter.turn(tries.failure);
-      if (handed === undefined && waiter.queues && busyLast) {
+      if (handed === undefined && waiter.queues && busyLast !== undefined) {
+        // The refused look's last requests answer first: on Workers a request has six
+        // connections waiting for headers, and the N streams are about to open.
+        await busyLast.settled;
         const queue = { keys, place: waiter.place, waitUntil, size, alive: waiter.stand() };
         return await queuedGrant(core, target, call, queue);
       }
@@ -171,8 +174,8 @@ export async function acquireLoop(
       const hopeless =
         markerOutlasts(outcomes, waitUntil - now) || tokensRuleOutMajority(core, outcomes);
       if (now >= waitUntil || hopeless) throw tries.giveUp(refused.error);
-      busyLast = result === "busy" && !outcomes.some(isDone);
-      if (!(waiter.queues && busyLast)) await waiter.pause(refused);
+      busyLast = result === "busy" && !outcomes.some(isDone) ? round : undefined;
+      if (!(waiter.queues && busyLast !== undefined)) await waiter.pause(refused);
     }
   } finally {
     waiter.stop();
