@@ -59,14 +59,23 @@ export const MUTANTS = {
   ]),
   /** b: a fence raise counts on every node that answered, whoever holds the key there. */
   "b-raise-counts-everywhere": new Map([mutate(FENCE_RAISE, "counts = 0", "counts = 1")]),
-  /** c: a handover never serves the wait room first (local callers hand the key on forever). */
+  /**
+   * c (docs/SAFETY.md §2 HANDOVER, P3): a hand-over never serves the queue's waiters placed before
+   * the next local caller first (local callers hand the key on among themselves forever).
+   */
   "c-handover-ignores-room": new Map([
     mutate(HANDOVER, 'if place and place ~= "" then', "if false then"),
-    mutate(RELEASE, "local ahead = before and tonumber(before)", "local ahead = nil"),
   ]),
-  /** d (with the client's own inference undone too): a re-send misses its own reservation. */
+  /**
+   * d (docs/SAFETY.md §2 RELEASE): a re-sent RELEASE whose first request handed the key to a
+   * waiter (the `^` field's `from`) no longer recognises it, and reports the key held by another.
+   */
   "d-resend-unrecognised": new Map([
-    mutate(RELEASE, "elseif reservedBy(current, token) then\n", "elseif false then\n"),
+    mutate(
+      RELEASE,
+      'if h and fields(h)[1] == current and fields(h)[4] == token then\n      released = 1',
+      "if false then\n      released = 1",
+    ),
   ]),
   /**
    * e (docs/SAFETY.md §6b I1): a done marker no longer ends the key's story — RECORD reads every key as absent
@@ -98,8 +107,8 @@ export const MUTANTS = {
   "g-multi-first-key-only": new Map([
     mutate(
       ACQUIRE,
-      "local flag, wait = nil, -2\nfor i = 1, n do",
-      "local flag, wait = nil, -2\nfor i = 1, 1 do",
+      "local flag, wait, ahead = nil, -2, -1\nfor i = 1, n do",
+      "local flag, wait, ahead = nil, -2, -1\nfor i = 1, 1 do",
     ),
   ]),
   /**
@@ -113,15 +122,6 @@ export const MUTANTS = {
         'for i = 1, (triples()) do\n    redis.call("SET", fenceKey(i), f)',
         'for i = 1, 1 do\n    redis.call("SET", fenceKey(i), f)',
       ),
-    ),
-  ),
-  /**
-   * i: a release without local waiters no longer serves the room's first listener (only
-   * releases with local waiters serve the room, as for pollers).
-   */
-  "i-listeners-need-local-waiters": new Map(
-    [RELEASE, HANDOVER].map((script) =>
-      mutate(script, "    elseif poll == nil then\n", "    elseif poll == nil and before then\n"),
     ),
   ),
   /**
@@ -147,8 +147,8 @@ export const MUTANTS = {
   "g22-late-acquire-places": new Map([
     mutate(
       ACQUIRE,
-      'if discarded(void) then\n  return {0, redis.call("PTTL", void)}',
-      'if false then\n  return {0, redis.call("PTTL", void)}',
+      'if discarded(void) then\n  return {0, redis.call("PTTL", void), -1}',
+      'if false then\n  return {0, redis.call("PTTL", void), -1}',
     ),
   ]),
   /**
@@ -194,8 +194,8 @@ export const MUTANTS = {
   "l22-undo-without-expiry": new Map([
     mutate(
       DISCARD,
-      'redis.call("DEL", key)\n      end\n    else',
-      'redis.call("SET", key, restore)\n      end\n    else',
+      'redis.call("DEL", key)\n      serve(i, lo, token, nil, "")',
+      'if restore then\n        redis.call("SET", key, restore)\n      else\n        redis.call("DEL", key)\n      end\n      serve(i, lo, token, nil, "")',
     ),
   ]),
 } satisfies Record<string, ScriptOverrides>;

@@ -138,7 +138,7 @@ export const REGRESSIONS = {
       ],
     },
     mutant: "c-handover-ignores-room",
-    finds: "fairness",
+    finds: "queue-order",
   },
   /**
    * d: a release that wakes the waiter of another instance loses its reply after it ran and is
@@ -359,10 +359,10 @@ export const REGRESSIONS = {
   },
   /**
    * i: one caller keeps re-acquiring with nobody of its instance waiting, while a caller of
-   * another instance listens (`wake`). Every release serves the room's first listener, so the
-   * listener gets the key after at most one more grant. Undone (listeners served only by
-   * releases with local waiters, as pollers are), the re-caller overtakes it again and again
-   * (fairness). A poller has no such bound (docs/SAFETY.md §6).
+   * another instance waits (queued: every node streams). Every release hands the key to the
+   * queue's first waiter, so the waiter gets the key after at most one more grant (fairness).
+   * Its mutant (listeners served only by releases with local waiters) is retired: there are no
+   * listeners and pollers any more, every release serves the queue (docs/SAFETY.md §7).
    */
   "i-listener-vs-recaller": {
     spec: {
@@ -381,8 +381,6 @@ export const REGRESSIONS = {
         { wake: true, rate: 1, callers: [caller(150, acquire(1_000, 3_000, 20))] },
       ],
     },
-    mutant: "i-listeners-need-local-waiters",
-    finds: "fairness",
   },
   /**
    * j (docs/SAFETY.md §5 J1): with fencing, two triggers of one occurrence (`once()`), one of whose jobs tries
@@ -524,7 +522,8 @@ export const REGRESSIONS = {
    * g22 (docs/SAFETY.md L3), hand-overs: a release hands the key to the next caller of its instance, and the
    * HANDOVER requests to nodes 1 and 2 arrive 1.2 s late; the next caller's round fails and is
    * cleaned up before they run. Undone (HANDOVER ignores the tombstone), they place the next
-   * caller's dead token on a majority (blocked-by-nobody).
+   * caller's dead token on a majority (blocked-by-nobody). The next caller gives up (700 ms)
+   * before they run: while it waits in the queue, a late HANDOVER hands the key to it instead.
    */
   "g22-late-handover": {
     spec: {
@@ -542,7 +541,7 @@ export const REGRESSIONS = {
         {
           wake: false,
           rate: 1,
-          callers: [caller(0, acquire(1_500, 0, 200)), caller(50, acquire(1_500, 2_500, 10))],
+          callers: [caller(0, acquire(1_500, 0, 200)), caller(50, acquire(1_500, 700, 10))],
         },
       ],
     },

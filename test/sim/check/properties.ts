@@ -114,7 +114,7 @@ export function checkSchedule(input: CheckInput): Verdict {
       (wipes.length > 0 ? hazards : bugs).push(finding);
     }
   }
-  if (input.faultFree) bugs.push(...liveness(input), ...fairness(input));
+  if (input.faultFree) bugs.push(...liveness(input), ...fairness(input), ...queueOrder(input));
   return { bugs, hazards, grants: observed.grants.length };
 }
 
@@ -324,6 +324,45 @@ function fairness(input: CheckInput): Finding[] {
       found.push({
         property: "fairness",
         detail: `waiter of instance ${w.instance} on ${w.key} (${w.requested}–${w.end}) overtaken by ${run.length} consecutive later callers of instance ${run.instance} (bound ${bound})`,
+      });
+    }
+  }
+  return found;
+}
+
+/**
+ * Time after a waiter became the first of its instance's line on a key (its call, or the last
+ * grant of its instance before) by which its registration reached every node on a fault-free
+ * schedule: the first look and the streams' opening take a few ms, a refresh `retryDelayMax`.
+ */
+export const REGISTERED_WITHIN = 400;
+
+/**
+ * 5c (docs/SAFETY.md §6 "The queue"): a waiter for one key whose registration reached every node
+ * is overtaken only by calls placed before it (up to the clock offsets between instances) and by
+ * callers that do not queue (a lock on several keys). A waiter of a line becomes first in it, and
+ * registers, when the caller before it of its instance is granted.
+ */
+function queueOrder(input: CheckInput): Finding[] {
+  const found: Finding[] = [];
+  const { observed } = input;
+  const multi = new Set(observed.waits.filter((w) => w.keys !== undefined).map((w) => w.grant));
+  for (const w of observed.waits) {
+    const end = w.end;
+    if (end === undefined || w.keys !== undefined) continue;
+    let first = w.requested;
+    for (const g of grantsOf(observed, w.key)) {
+      if (g.granted <= w.requested || g.granted >= end) continue;
+      const owner = observed.owner.get(g.id) ?? -1;
+      if (owner === w.instance) {
+        first = Math.max(first, g.granted);
+        continue;
+      }
+      if (multi.has(g.id) || g.granted <= first + REGISTERED_WITHIN) continue;
+      if (g.requested <= w.requested + input.skew(g.requested)) continue;
+      found.push({
+        property: "queue-order",
+        detail: `waiter of instance ${w.instance} on ${w.key} (${w.requested}–${end}, first in its line from ${first}) overtaken by ${g.id} placed at ${g.requested}, granted ${g.granted}`,
       });
     }
   }
