@@ -18,6 +18,7 @@ import {
   EXTEND,
   FENCE_RAISE,
   HANDOVER,
+  PASS,
   RECORD,
   RELEASE,
   RESUME,
@@ -196,6 +197,57 @@ export const MUTANTS = {
       DISCARD,
       'redis.call("DEL", key)\n      serve(i, lo, token, nil, "")',
       'if restore then\n        redis.call("SET", key, restore)\n      else\n        redis.call("DEL", key)\n      end\n      serve(i, lo, token, nil, "")',
+    ),
+  ]),
+  /**
+   * q1 (docs/SAFETY.md §2 P3): a hand-off overstates the gap since the look's registration ran
+   * (by 50 ms), so the waiter counts the node's token as lasting longer than it does.
+   */
+  "q1-gap-overstated": new Map(
+    [ACQUIRE, RELEASE, HANDOVER, DISCARD, PASS].map((script) =>
+      mutate(script, "local gap = lo - tonumber(f[5])\n", "local gap = lo - tonumber(f[5]) + 50\n"),
+    ),
+  ),
+  /**
+   * q2 (docs/SAFETY.md §2 P3): a late registration of an older look replaces the record of a
+   * newer one (its `p` and look), so a hand-off names a look a pass made the call stop counting.
+   */
+  "q2-register-older-look": new Map(
+    [ACQUIRE, PASS].map((script) =>
+      mutate(
+        script,
+        "if old and tonumber(fields(old)[4]) >= tonumber(r.look) then",
+        "if false then",
+      ),
+    ),
+  ),
+  /**
+   * q3 (docs/SAFETY.md §2 PASS, P4): PASS removes the token even where a look numbered at or after
+   * it already placed or found it there (a late pass deletes what the call counted).
+   */
+  "q3-pass-ignores-look": new Map([
+    mutate(
+      PASS,
+      "if not (f and f[1] == token and tonumber(f[3]) >= tonumber(reg.look)) then",
+      "if true then",
+    ),
+  ]),
+  /**
+   * q4 (docs/SAFETY.md §2 ACQUIRE, P2): a look that finds its token there does not raise the
+   * newest look recorded in `^`, so a late pass sent before that look removes what it counted.
+   */
+  "q4-found-look-not-raised": new Map([
+    mutate(ACQUIRE, "if reg and tonumber(reg.look) > tonumber(f[3]) then", "if false then"),
+  ]),
+  /**
+   * q5 (docs/SAFETY.md §2 DISCARD, L3): DISCARD leaves the call's queue record, so a release
+   * after the call's cleanup hands the key to it (placed after its cleanup: nobody holds it).
+   */
+  "q5-discard-keeps-record": new Map([
+    mutate(
+      DISCARD,
+      '  if isQueue(i) then\n    redis.call("HDEL", roomKey(i), token)\n  end\n  if current == token then\n    found = 1',
+      "  if current == token then\n    found = 1",
     ),
   ]),
 } satisfies Record<string, ScriptOverrides>;

@@ -333,9 +333,9 @@ function fairness(input: CheckInput): Finding[] {
 /**
  * Time after a waiter became the first of its instance's line on a key (its call, or the last
  * grant of its instance before) by which its registration reached every node on a fault-free
- * schedule: the first look and the streams' opening take a few ms, a refresh `retryDelayMax`.
+ * schedule: the first look and the streams' opening take a few ms each.
  */
-export const REGISTERED_WITHIN = 400;
+export const REGISTERED_WITHIN = 50;
 
 /**
  * 5c (docs/SAFETY.md §6 "The queue"): a waiter for one key whose registration reached every node
