@@ -637,4 +637,162 @@ export const REGRESSIONS = {
       ],
     },
   },
+  /**
+   * q1 (docs/SAFETY.md §2 P3): a waiter of a lock on one key (a multi with one key: it queues)
+   * is handed the key; found by the campaign (`npm run sim -- --seed 7 --mutant
+   * q1-gap-overstated`) and shrunk. Undone (the gap overstated by 50 ms), the waiter counts the
+   * hand-off's token 50 ms longer than the nodes keep it, and the next caller's grant overlaps.
+   */
+  "q1-gap-overstated": {
+    spec: {
+      seed: 0,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 2,
+      nodeRates: [1, 1, 1, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "handoff",
+                  key: 0,
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  ticketLease: 150,
+                  deliveries: 1,
+                  to: 0,
+                  delay: 0,
+                },
+              ],
+            },
+            {
+              start: 1,
+              ops: [
+                { kind: "multi", keys: [0], wait: 1034, lease: 150, hold: 0, autoExtend: false },
+              ],
+            },
+          ],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 1,
+              ops: [
+                { kind: "multi", keys: [0], wait: 50, lease: 1044, hold: 1019, autoExtend: false },
+                { kind: "using", key: 0, wait: 0, hold: 0 },
+              ],
+            },
+            {
+              start: 0,
+              ops: [
+                { kind: "multi", keys: [1], wait: 0, lease: 150, hold: 13, autoExtend: false },
+                { kind: "idempotent", key: 0, body: 0, lease: 150, hold: 0, fail: false, wait: 50 },
+              ],
+            },
+          ],
+        },
+      ],
+    } as ScheduleSpec,
+    mutant: "q1-gap-overstated",
+    finds: "overlap",
+  },
+  /**
+   * q5 (docs/SAFETY.md §2 DISCARD, L3): a caller aborts its wait (116 ms) for a key held by a
+   * ticket's lock while another call of its instance keeps the instance's channel open; found by
+   * the campaign (`npm run sim -- --seed 7 --mutant q5-discard-keeps-record`) and shrunk. Undone
+   * (DISCARD keeps the call's queue record), the release after the cleanup hands the key to the
+   * ended call on a majority: held by nobody (blocked-by-nobody).
+   */
+  "q5-discard-keeps-record": {
+    spec: {
+      seed: 0,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 2,
+      nodeRates: [1, 1, 1, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "idempotent",
+                  key: 0,
+                  body: 0,
+                  lease: 150,
+                  hold: 0,
+                  fail: false,
+                  wait: 50,
+                  retries: 1,
+                  gap: 50,
+                },
+                {
+                  kind: "handoff",
+                  key: 1,
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  ticketLease: 150,
+                  deliveries: 1,
+                  to: 0,
+                  delay: 106,
+                },
+                { kind: "idempotent", key: 0, body: 0, lease: 150, hold: 0, fail: false, wait: 0 },
+              ],
+            },
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 0,
+                  lease: 150,
+                  hold: 56,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "acquire",
+                  key: 1,
+                  wait: 121,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                  abortAfter: 116,
+                },
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 50,
+                  lease: 150,
+                  hold: 1,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    } as ScheduleSpec,
+    mutant: "q5-discard-keeps-record",
+    finds: "blocked-by-nobody",
+  },
 } satisfies Record<string, Regression>;

@@ -79,6 +79,7 @@ export class SimRedis implements RedisLike {
       channel,
       random: this.random,
       fates: cluster.random.split(`stream:${options.client}:${options.node}`),
+      messages: cluster.random.split(`messages:${options.client}:${options.node}`),
       owner: options.owner,
       label: this.#label,
     });
