@@ -74,7 +74,7 @@ export const MUTANTS = {
   "d-resend-unrecognised": new Map([
     mutate(
       RELEASE,
-      'if h and fields(h)[1] == current and fields(h)[4] == token then\n      released = 1',
+      "if h and fields(h)[1] == current and fields(h)[4] == token then\n      released = 1",
       "if false then\n      released = 1",
     ),
   ]),

@@ -6,10 +6,11 @@
  * 3. the non-atomic read-modify-write under the lock loses no update;
  * 4. after quiescence only done markers and fence counters remain on the nodes, and a done
  *    marker's fence counter expires, no earlier than the marker (`counters.ts`);
- * 5. on fault-free schedules, a waiter whose wait outlasts the contention gets the lock, and no
+ * 5. on fault-free schedules, a waiter whose wait outlasts the contention gets the lock, no
  *    other instance's run of later callers overtakes a waiter by more than the documented bound
- *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound, and
- *    a polling waiter none against callers that found their instance idle);
+ *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound),
+ *    and a waiter for one key whose registration reached every node is overtaken only by calls
+ *    placed before it ("queue-order", docs/SAFETY.md §6 "The queue");
  * 6. no key is blocked by nobody: held on a majority by failed rounds' tokens placed after their
  *    own cleanup ran there (docs/SAFETY.md L3; the bound is zero once the cleanup reached the node);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
