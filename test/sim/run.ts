@@ -90,6 +90,7 @@ export async function runSchedule(
     idempotentAnswers: [],
     problems: [],
     soloGrants: new Set(),
+    resumes: new Set(),
   };
   const clients: SimClient[] = [];
   const peers: Peer[] = [];

@@ -340,8 +340,8 @@ export const REGISTERED_WITHIN = 50;
 
 /**
  * 5c (docs/SAFETY.md §6 "The queue"): a waiter for one key whose registration reached every node
- * is overtaken only by calls placed before it (up to the clock offsets between instances) and by
- * callers that do not queue (a lock on several keys). A waiter of a line becomes first in it, and
+ * is overtaken only by calls placed before it (up to the clock offsets between instances), by
+ * callers that do not queue (a lock on several keys) and by a ticket's lock resumed. A waiter of a line becomes first in it, and
  * registers, when the caller before it of its instance is granted.
  */
 function queueOrder(input: CheckInput): Finding[] {
@@ -359,7 +359,9 @@ function queueOrder(input: CheckInput): Finding[] {
         first = Math.max(first, g.granted);
         continue;
       }
-      if (multi.has(g.id) || g.granted <= first + REGISTERED_WITHIN) continue;
+      // A resume takes a ticket's lock over: no caller placed after the waiter.
+      if (multi.has(g.id) || observed.resumes?.has(g.id)) continue;
+      if (g.granted <= first + REGISTERED_WITHIN) continue;
       if (g.requested <= w.requested + input.skew(g.requested)) continue;
       found.push({
         property: "queue-order",
