@@ -230,14 +230,15 @@ async function queuedGrant(
       const queued = await wait.run();
       last = queued.terms;
       const { timeoutMs } = queued.terms;
-      let fence = queued.fence;
+      // The fence raised on a majority: a raise's reply above it (a node whose counter is
+      // higher) is on that node only, and a later majority may issue below it (F2).
+      const fence = queued.fence;
       if (options.fencing && nodes.length > 1) {
         const raise = await core.raiseRound(nodes, { keys, token, timeoutMs, budget }, fence);
         if (!raise.ok) {
           wait.postpone(raise.outcomes);
           continue;
         }
-        fence = Math.max(fence, ...raise.values.values());
         if (queued.validUntil - performance.now() < options.minValidity) {
           wait.postpone(queued.outcomes);
           continue;

@@ -22,8 +22,11 @@ export interface SimNodeOptions {
    * when they start.
    */
   readonly now: () => number;
-  /** Called for each PUBLISH a script makes. */
-  onPublish?: ((channel: string, message: string) => void) | undefined;
+  /**
+   * Called for each PUBLISH a script makes; returns how many subscribers receive it (PUBLISH's
+   * reply: a hand-off is made only to a waiter someone listens for).
+   */
+  onPublish?: ((channel: string, message: string) => number) | undefined;
   /**
    * A synchronous SHA-1 (hex) of a script's source, for an EVAL that does not say the SHA-1 to
    * cache the script under. The platforms' own SHA-1 (WebCrypto) is asynchronous, so callers that
@@ -60,7 +63,7 @@ const sharedBridge = (): LuaBridge => {
  * node.eval(ACQUIRE.lua, keys, [token, "1000", "0"]); // { ok: true, value: [1, 0] }
  */
 export class SimNode {
-  onPublish: ((channel: string, message: string) => void) | undefined;
+  onPublish: ((channel: string, message: string) => number) | undefined;
   readonly #now: () => number;
   readonly #sha1: ((source: string) => string) | undefined;
   readonly #timeLimitMs: number;
@@ -186,8 +189,7 @@ export class SimNode {
     }
     if (name === "PUBLISH") {
       if (argv.length !== 3) return { err: "ERR wrong number of arguments for 'publish'" };
-      this.onPublish?.(argv[1] as string, argv[2] as string);
-      return 0;
+      return this.onPublish?.(argv[1] as string, argv[2] as string) ?? 0;
     }
     return this.#space.command(now, argv);
   }

@@ -18,6 +18,7 @@ import {
   EXTEND,
   FENCE_RAISE,
   HANDOVER,
+  PASS,
   RECORD,
   RELEASE,
   RESUME,
@@ -59,14 +60,23 @@ export const MUTANTS = {
   ]),
   /** b: a fence raise counts on every node that answered, whoever holds the key there. */
   "b-raise-counts-everywhere": new Map([mutate(FENCE_RAISE, "counts = 0", "counts = 1")]),
-  /** c: a handover never serves the wait room first (local callers hand the key on forever). */
+  /**
+   * c (docs/SAFETY.md §2 HANDOVER, P3): a hand-over never serves the queue's waiters placed before
+   * the next local caller first (local callers hand the key on among themselves forever).
+   */
   "c-handover-ignores-room": new Map([
     mutate(HANDOVER, 'if place and place ~= "" then', "if false then"),
-    mutate(RELEASE, "local ahead = before and tonumber(before)", "local ahead = nil"),
   ]),
-  /** d (with the client's own inference undone too): a re-send misses its own reservation. */
+  /**
+   * d (docs/SAFETY.md §2 RELEASE): a re-sent RELEASE whose first request handed the key to a
+   * waiter (the `^` field's `from`) no longer recognises it, and reports the key held by another.
+   */
   "d-resend-unrecognised": new Map([
-    mutate(RELEASE, "elseif reservedBy(current, token) then\n", "elseif false then\n"),
+    mutate(
+      RELEASE,
+      "if h and fields(h)[1] == current and fields(h)[4] == token then\n      released = 1",
+      "if false then\n      released = 1",
+    ),
   ]),
   /**
    * e (docs/SAFETY.md §6b I1): a done marker no longer ends the key's story — RECORD reads every key as absent
@@ -98,8 +108,8 @@ export const MUTANTS = {
   "g-multi-first-key-only": new Map([
     mutate(
       ACQUIRE,
-      "local flag, wait = nil, -2\nfor i = 1, n do",
-      "local flag, wait = nil, -2\nfor i = 1, 1 do",
+      "local flag, wait, ahead = nil, -2, -1\nfor i = 1, n do",
+      "local flag, wait, ahead = nil, -2, -1\nfor i = 1, 1 do",
     ),
   ]),
   /**
@@ -113,15 +123,6 @@ export const MUTANTS = {
         'for i = 1, (triples()) do\n    redis.call("SET", fenceKey(i), f)',
         'for i = 1, 1 do\n    redis.call("SET", fenceKey(i), f)',
       ),
-    ),
-  ),
-  /**
-   * i: a release without local waiters no longer serves the room's first listener (only
-   * releases with local waiters serve the room, as for pollers).
-   */
-  "i-listeners-need-local-waiters": new Map(
-    [RELEASE, HANDOVER].map((script) =>
-      mutate(script, "    elseif poll == nil then\n", "    elseif poll == nil and before then\n"),
     ),
   ),
   /**
@@ -147,8 +148,8 @@ export const MUTANTS = {
   "g22-late-acquire-places": new Map([
     mutate(
       ACQUIRE,
-      'if discarded(void) then\n  return {0, redis.call("PTTL", void)}',
-      'if false then\n  return {0, redis.call("PTTL", void)}',
+      'if discarded(void) then\n  return {0, redis.call("PTTL", void), -1}',
+      'if false then\n  return {0, redis.call("PTTL", void), -1}',
     ),
   ]),
   /**
@@ -194,8 +195,59 @@ export const MUTANTS = {
   "l22-undo-without-expiry": new Map([
     mutate(
       DISCARD,
-      'redis.call("DEL", key)\n      end\n    else',
-      'redis.call("SET", key, restore)\n      end\n    else',
+      'redis.call("DEL", key)\n      serve(i, lo, token, nil, "")',
+      'if restore then\n        redis.call("SET", key, restore)\n      else\n        redis.call("DEL", key)\n      end\n      serve(i, lo, token, nil, "")',
+    ),
+  ]),
+  /**
+   * q1 (docs/SAFETY.md §2 P3): a hand-off overstates the gap since the look's registration ran
+   * (by 50 ms), so the waiter counts the node's token as lasting longer than it does.
+   */
+  "q1-gap-overstated": new Map(
+    [ACQUIRE, RELEASE, HANDOVER, DISCARD, PASS].map((script) =>
+      mutate(script, "local gap = lo - tonumber(f[5])\n", "local gap = lo - tonumber(f[5]) + 50\n"),
+    ),
+  ),
+  /**
+   * q2 (docs/SAFETY.md §2 P3): a late registration of an older look replaces the record of a
+   * newer one (its `p` and look), so a hand-off names a look a pass made the call stop counting.
+   */
+  "q2-register-older-look": new Map(
+    [ACQUIRE, PASS].map((script) =>
+      mutate(
+        script,
+        "if old and tonumber(fields(old)[4]) >= tonumber(r.look) then",
+        "if false then",
+      ),
+    ),
+  ),
+  /**
+   * q3 (docs/SAFETY.md §2 PASS, P4): PASS removes the token even where a look numbered at or after
+   * it already placed or found it there (a late pass deletes what the call counted).
+   */
+  "q3-pass-ignores-look": new Map([
+    mutate(
+      PASS,
+      "if not (f and f[1] == token and tonumber(f[3]) >= tonumber(reg.look)) then",
+      "if true then",
+    ),
+  ]),
+  /**
+   * q4 (docs/SAFETY.md §2 ACQUIRE, P2): a look that finds its token there does not raise the
+   * newest look recorded in `^`, so a late pass sent before that look removes what it counted.
+   */
+  "q4-found-look-not-raised": new Map([
+    mutate(ACQUIRE, "if reg and tonumber(reg.look) > tonumber(f[3]) then", "if false then"),
+  ]),
+  /**
+   * q5 (docs/SAFETY.md §2 DISCARD, L3): DISCARD leaves the call's queue record, so a release
+   * after the call's cleanup hands the key to it (placed after its cleanup: nobody holds it).
+   */
+  "q5-discard-keeps-record": new Map([
+    mutate(
+      DISCARD,
+      '  if isQueue(i) then\n    redis.call("HDEL", roomKey(i), token)\n  end\n  if current == token then\n    found = 1',
+      "  if current == token then\n    found = 1",
     ),
   ]),
 } satisfies Record<string, ScriptOverrides>;

@@ -138,7 +138,7 @@ export const REGRESSIONS = {
       ],
     },
     mutant: "c-handover-ignores-room",
-    finds: "fairness",
+    finds: "queue-order",
   },
   /**
    * d: a release that wakes the waiter of another instance loses its reply after it ran and is
@@ -359,10 +359,10 @@ export const REGRESSIONS = {
   },
   /**
    * i: one caller keeps re-acquiring with nobody of its instance waiting, while a caller of
-   * another instance listens (`wake`). Every release serves the room's first listener, so the
-   * listener gets the key after at most one more grant. Undone (listeners served only by
-   * releases with local waiters, as pollers are), the re-caller overtakes it again and again
-   * (fairness). A poller has no such bound (docs/SAFETY.md §6).
+   * another instance waits (queued: every node streams). Every release hands the key to the
+   * queue's first waiter, so the waiter gets the key after at most one more grant (fairness).
+   * Its mutant (listeners served only by releases with local waiters) is retired: there are no
+   * listeners and pollers any more, every release serves the queue (docs/SAFETY.md §7).
    */
   "i-listener-vs-recaller": {
     spec: {
@@ -381,8 +381,6 @@ export const REGRESSIONS = {
         { wake: true, rate: 1, callers: [caller(150, acquire(1_000, 3_000, 20))] },
       ],
     },
-    mutant: "i-listeners-need-local-waiters",
-    finds: "fairness",
   },
   /**
    * j (docs/SAFETY.md §5 J1): with fencing, two triggers of one occurrence (`once()`), one of whose jobs tries
@@ -524,7 +522,8 @@ export const REGRESSIONS = {
    * g22 (docs/SAFETY.md L3), hand-overs: a release hands the key to the next caller of its instance, and the
    * HANDOVER requests to nodes 1 and 2 arrive 1.2 s late; the next caller's round fails and is
    * cleaned up before they run. Undone (HANDOVER ignores the tombstone), they place the next
-   * caller's dead token on a majority (blocked-by-nobody).
+   * caller's dead token on a majority (blocked-by-nobody). The next caller gives up (700 ms)
+   * before they run: while it waits in the queue, a late HANDOVER hands the key to it instead.
    */
   "g22-late-handover": {
     spec: {
@@ -542,7 +541,7 @@ export const REGRESSIONS = {
         {
           wake: false,
           rate: 1,
-          callers: [caller(0, acquire(1_500, 0, 200)), caller(50, acquire(1_500, 2_500, 10))],
+          callers: [caller(0, acquire(1_500, 0, 200)), caller(50, acquire(1_500, 700, 10))],
         },
       ],
     },
@@ -637,5 +636,163 @@ export const REGRESSIONS = {
         { wake: false, rate: 1, callers: [] },
       ],
     },
+  },
+  /**
+   * q1 (docs/SAFETY.md §2 P3): a waiter of a lock on one key (a multi with one key: it queues)
+   * is handed the key; found by the campaign (`npm run sim -- --seed 7 --mutant
+   * q1-gap-overstated`) and shrunk. Undone (the gap overstated by 50 ms), the waiter counts the
+   * hand-off's token 50 ms longer than the nodes keep it, and the next caller's grant overlaps.
+   */
+  "q1-gap-overstated": {
+    spec: {
+      seed: 0,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 2,
+      nodeRates: [1, 1, 1, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "handoff",
+                  key: 0,
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  ticketLease: 150,
+                  deliveries: 1,
+                  to: 0,
+                  delay: 0,
+                },
+              ],
+            },
+            {
+              start: 1,
+              ops: [
+                { kind: "multi", keys: [0], wait: 1034, lease: 150, hold: 0, autoExtend: false },
+              ],
+            },
+          ],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 1,
+              ops: [
+                { kind: "multi", keys: [0], wait: 50, lease: 1044, hold: 1019, autoExtend: false },
+                { kind: "using", key: 0, wait: 0, hold: 0 },
+              ],
+            },
+            {
+              start: 0,
+              ops: [
+                { kind: "multi", keys: [1], wait: 0, lease: 150, hold: 13, autoExtend: false },
+                { kind: "idempotent", key: 0, body: 0, lease: 150, hold: 0, fail: false, wait: 50 },
+              ],
+            },
+          ],
+        },
+      ],
+    } as ScheduleSpec,
+    mutant: "q1-gap-overstated",
+    finds: "overlap",
+  },
+  /**
+   * q5 (docs/SAFETY.md §2 DISCARD, L3): a caller aborts its wait (116 ms) for a key held by a
+   * ticket's lock while another call of its instance keeps the instance's channel open; found by
+   * the campaign (`npm run sim -- --seed 7 --mutant q5-discard-keeps-record`) and shrunk. Undone
+   * (DISCARD keeps the call's queue record), the release after the cleanup hands the key to the
+   * ended call on a majority: held by nobody (blocked-by-nobody).
+   */
+  "q5-discard-keeps-record": {
+    spec: {
+      seed: 0,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 2,
+      nodeRates: [1, 1, 1, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "idempotent",
+                  key: 0,
+                  body: 0,
+                  lease: 150,
+                  hold: 0,
+                  fail: false,
+                  wait: 50,
+                  retries: 1,
+                  gap: 50,
+                },
+                {
+                  kind: "handoff",
+                  key: 1,
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  ticketLease: 150,
+                  deliveries: 1,
+                  to: 0,
+                  delay: 106,
+                },
+                { kind: "idempotent", key: 0, body: 0, lease: 150, hold: 0, fail: false, wait: 0 },
+              ],
+            },
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 0,
+                  lease: 150,
+                  hold: 56,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "acquire",
+                  key: 1,
+                  wait: 121,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                  abortAfter: 116,
+                },
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 50,
+                  lease: 150,
+                  hold: 1,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    } as ScheduleSpec,
+    mutant: "q5-discard-keeps-record",
+    finds: "blocked-by-nobody",
   },
 } satisfies Record<string, Regression>;

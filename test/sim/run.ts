@@ -36,6 +36,8 @@ export interface RunResult {
 export interface RunOptions {
   readonly overrides?: ScriptOverrides | undefined;
   readonly trace?: boolean | undefined;
+  /** Every request, reply, publish and node fault as it happens (for debugging a schedule). */
+  readonly log?: ((line: string) => void) | undefined;
 }
 
 const RETRY_DELAY = 20;
@@ -74,6 +76,7 @@ export async function runSchedule(
     nodeClocks(spec, random),
     weather,
     options.overrides,
+    options.log === undefined ? undefined : (line) => options.log?.(`${scheduler.now} ${line}`),
   );
   net.late = spec.late ?? [];
   const clock = { now: () => scheduler.now, sleep: (ms: number) => scheduler.sleep(ms) };
@@ -87,6 +90,7 @@ export async function runSchedule(
     idempotentAnswers: [],
     problems: [],
     soloGrants: new Set(),
+    resumes: new Set(),
   };
   const clients: SimClient[] = [];
   const peers: Peer[] = [];

@@ -6,10 +6,11 @@
  * 3. the non-atomic read-modify-write under the lock loses no update;
  * 4. after quiescence only done markers and fence counters remain on the nodes, and a done
  *    marker's fence counter expires, no earlier than the marker (`counters.ts`);
- * 5. on fault-free schedules, a waiter whose wait outlasts the contention gets the lock, and no
+ * 5. on fault-free schedules, a waiter whose wait outlasts the contention gets the lock, no
  *    other instance's run of later callers overtakes a waiter by more than the documented bound
- *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound, and
- *    a polling waiter none against callers that found their instance idle);
+ *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound),
+ *    and a waiter for one key whose registration reached every node is overtaken only by calls
+ *    placed before it ("queue-order", docs/SAFETY.md §6 "The queue");
  * 6. no key is blocked by nobody: held on a majority by failed rounds' tokens placed after their
  *    own cleanup ran there (docs/SAFETY.md L3; the bound is zero once the cleanup reached the node);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
@@ -114,7 +115,7 @@ export function checkSchedule(input: CheckInput): Verdict {
       (wipes.length > 0 ? hazards : bugs).push(finding);
     }
   }
-  if (input.faultFree) bugs.push(...liveness(input), ...fairness(input));
+  if (input.faultFree) bugs.push(...liveness(input), ...fairness(input), ...queueOrder(input));
   return { bugs, hazards, grants: observed.grants.length };
 }
 
@@ -324,6 +325,47 @@ function fairness(input: CheckInput): Finding[] {
       found.push({
         property: "fairness",
         detail: `waiter of instance ${w.instance} on ${w.key} (${w.requested}–${w.end}) overtaken by ${run.length} consecutive later callers of instance ${run.instance} (bound ${bound})`,
+      });
+    }
+  }
+  return found;
+}
+
+/**
+ * Time after a waiter became the first of its instance's line on a key (its call, or the last
+ * grant of its instance before) by which its registration reached every node on a fault-free
+ * schedule: the first look and the streams' opening take a few ms each.
+ */
+export const REGISTERED_WITHIN = 50;
+
+/**
+ * 5c (docs/SAFETY.md §6 "The queue"): a waiter for one key whose registration reached every node
+ * is overtaken only by calls placed before it (up to the clock offsets between instances), by
+ * callers that do not queue (a lock on several keys) and by a ticket's lock resumed. A waiter of a line becomes first in it, and
+ * registers, when the caller before it of its instance is granted.
+ */
+function queueOrder(input: CheckInput): Finding[] {
+  const found: Finding[] = [];
+  const { observed } = input;
+  const multi = new Set(observed.waits.filter((w) => w.keys !== undefined).map((w) => w.grant));
+  for (const w of observed.waits) {
+    const end = w.end;
+    if (end === undefined || w.keys !== undefined) continue;
+    let first = w.requested;
+    for (const g of grantsOf(observed, w.key)) {
+      if (g.granted <= w.requested || g.granted >= end) continue;
+      const owner = observed.owner.get(g.id) ?? -1;
+      if (owner === w.instance) {
+        first = Math.max(first, g.granted);
+        continue;
+      }
+      // A resume takes a ticket's lock over: no caller placed after the waiter.
+      if (multi.has(g.id) || observed.resumes?.has(g.id)) continue;
+      if (g.granted <= first + REGISTERED_WITHIN) continue;
+      if (g.requested <= w.requested + input.skew(g.requested)) continue;
+      found.push({
+        property: "queue-order",
+        detail: `waiter of instance ${w.instance} on ${w.key} (${w.requested}–${end}, first in its line from ${first}) overtaken by ${g.id} placed at ${g.requested}, granted ${g.granted}`,
       });
     }
   }

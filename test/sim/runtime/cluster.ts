@@ -326,14 +326,19 @@ export class SimCluster {
     for (const stream of streams) stream.broken();
   }
 
-  #publish(index: number, host: Host, channel: string, message: string): void {
+  /** PUBLISH's reply: the streams subscribed to `channel` there (a lost message still counts). */
+  #publish(index: number, host: Host, channel: string, message: string): number {
     const { random } = host;
     this.trace?.(`n${index} publish ${channel} ${message}`);
+    let receivers = 0;
     for (const stream of host.streams) {
-      if (stream.channel !== channel || random.chance(this.weather.lostMessage)) continue;
+      if (stream.channel !== channel) continue;
+      receivers++;
+      if (random.chance(this.weather.lostMessage)) continue;
       this.scheduler.after(random.between(this.weather.delay), () => {
         if (host.streams.has(stream)) stream.deliver(message);
       });
     }
+    return receivers;
   }
 }

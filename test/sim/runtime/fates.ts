@@ -40,6 +40,15 @@ export interface Weather {
    * or a Workers stream that ended with its request). Default 0: always silent.
    */
   readonly dropNotice?: number;
+  /**
+   * A message a stream delivers is delivered again (a duplicate, `delay` later) with this
+   * probability, and delivered `lateMessageDelay` ms late (past a hand-off's TTL) with
+   * `lateMessage`: drawn per delivery from the stream's own message stream (docs/SAFETY.md §6
+   * "Hand-off messages are hints"). Default 0.
+   */
+  readonly duplicateMessage?: number;
+  readonly lateMessage?: number;
+  readonly lateMessageDelay?: readonly [number, number];
 }
 
 /**
@@ -72,6 +81,9 @@ export const WEATHERS = {
     streamDrop: 0.05,
     streamLife: [50, 5_000],
     dropNotice: 0.5,
+    duplicateMessage: 0.05,
+    lateMessage: 0.03,
+    lateMessageDelay: [1_000, 3_000],
   },
   harsh: {
     delay: [0, 40],
@@ -86,6 +98,9 @@ export const WEATHERS = {
     streamDrop: 0.2,
     streamLife: [20, 3_000],
     dropNotice: 0.5,
+    duplicateMessage: 0.15,
+    lateMessage: 0.1,
+    lateMessageDelay: [1_000, 3_000],
   },
 } as const satisfies Record<string, Weather>;
 
@@ -144,4 +159,26 @@ export function drawStreamFate(random: Random, weather: Weather): StreamFate {
   const life = random.between(weather.streamLife ?? [0, 0]);
   const notice = random.chance(weather.dropNotice ?? 0);
   return { dropAfter: drops ? life : undefined, notice };
+}
+
+/** What happens to one message a stream delivers: `late` ms late, and a duplicate `again` later. */
+export interface MessageFate {
+  readonly late: number;
+  /** `undefined`: delivered once. */
+  readonly again: number | undefined;
+}
+
+/**
+ * Draw a delivered message's fate, from the stream's message stream (so it shifts no request's
+ * or stream's fate).
+ *
+ * @example
+ * const fate = drawMessageFate(random.split(`messages:${client}:${node}`), WEATHERS.harsh);
+ */
+export function drawMessageFate(random: Random, weather: Weather): MessageFate {
+  const late = random.chance(weather.lateMessage ?? 0);
+  const lateBy = random.between(weather.lateMessageDelay ?? [0, 0]);
+  const twice = random.chance(weather.duplicateMessage ?? 0);
+  const again = random.between(weather.delay);
+  return { late: late ? lateBy : 0, again: twice ? again : undefined };
 }

@@ -59,14 +59,14 @@ export class SimRedis implements RedisLike {
 
   evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown> {
     const { cluster, options } = this;
-    return this.#request(`evalsha ${cluster.scriptName(sha1)}`, keys, () =>
+    return this.#request(`evalsha ${cluster.scriptName(sha1)}`, [...keys, ...args], () =>
       cluster.evalsha(options.node, sha1, keys, args),
     );
   }
 
   eval(script: string, keys: string[], args: string[]): Promise<unknown> {
     const { cluster, options } = this;
-    return this.#request(`eval ${cluster.scriptName(script)}`, keys, () =>
+    return this.#request(`eval ${cluster.scriptName(script)}`, [...keys, ...args], () =>
       cluster.eval(options.node, script, keys, args),
     );
   }
@@ -79,6 +79,7 @@ export class SimRedis implements RedisLike {
       channel,
       random: this.random,
       fates: cluster.random.split(`stream:${options.client}:${options.node}`),
+      messages: cluster.random.split(`messages:${options.client}:${options.node}`),
       owner: options.owner,
       label: this.#label,
     });
@@ -95,7 +96,7 @@ export class SimRedis implements RedisLike {
     // A constructed delay (named regressions) replaces the drawn one; the draws stay the same.
     const lateBy = cluster.lateBy(this.options.node);
     const fate = lateBy === undefined ? drawn : { ...drawn, toNode: lateBy };
-    trace?.(`${label} ${what} ${keys[0] ?? ""} fate=${fate.outcome}/${fate.toNode}/${fate.back}`);
+    trace?.(`${label} ${what} ${keys.join(" ")} fate=${fate.outcome}/${fate.toNode}/${fate.back}`);
     return new Promise((resolve, reject) => {
       // A dead client's code must never run again (its realm may serve another client now).
       const fail = (error: Error) => {

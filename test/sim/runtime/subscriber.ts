@@ -14,7 +14,7 @@
 
 import type { SubscriberLike } from "../../../src/node/types";
 import type { NodeStream, Owner, SimCluster } from "./cluster";
-import { drawStreamFate } from "./fates";
+import { drawMessageFate, drawStreamFate } from "./fates";
 import type { Random } from "./random";
 
 type EventType = "subscribe" | "message" | "error";
@@ -28,6 +28,8 @@ export interface StreamOptions {
   readonly random: Random;
   /** The stream's own fates (drop, notice), so they shift none of the link's request fates. */
   readonly fates: Random;
+  /** Its messages' fates (late, duplicated), a stream of their own. */
+  readonly messages: Random;
   readonly owner?: Owner | undefined;
   /** For traces: `c<client>>n<node>`. */
   readonly label: string;
@@ -38,7 +40,7 @@ const streamError = (): Error => new TypeError("terminated");
 
 /**
  * @example
- * const sub = new SimSubscriber(cluster, { node: 0, channel, random, fates, label: "c0>n0" });
+ * const sub = new SimSubscriber(cluster, { node: 0, channel, random, fates, messages, label: "c0>n0" });
  * sub.on("message", ({ message }) => wake(message));
  */
 export class SimSubscriber implements SubscriberLike {
@@ -55,8 +57,14 @@ export class SimSubscriber implements SubscriberLike {
     this.#stream = {
       channel,
       deliver: (message) => {
-        cluster.trace?.(`${options.label} heard ${message}`);
-        this.#emit("message", { channel, message });
+        const hear = () => {
+          cluster.trace?.(`${options.label} heard ${message}`);
+          this.#emit("message", { channel, message });
+        };
+        const fate = drawMessageFate(options.messages, cluster.weather);
+        if (fate.late > 0) cluster.scheduler.after(fate.late, hear);
+        else hear();
+        if (fate.again !== undefined) cluster.scheduler.after(fate.late + fate.again, hear);
       },
       broken: () => {
         if (!this.#notice) return;

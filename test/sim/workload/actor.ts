@@ -97,6 +97,8 @@ export interface Observations {
    * A polling waiter has no bound against these (docs/SAFETY.md §6).
    */
   readonly soloGrants: Set<string>;
+  /** Grants of `locks.resume` (a ticket's lock taken over: no new caller, no place of its own). */
+  readonly resumes?: Set<string>;
 }
 
 /** Another instance, as a ticket's receiver sees it. */
@@ -278,6 +280,7 @@ async function handoffOp(ctx: ActorContext, op: OpSpec & { kind: "handoff" }): P
     const receiver = { ...ctx, ...peer, solo: false };
     const resumed = await resumeDelivered(ctx, peer, json, op.redeliver);
     const held = grantRecord(receiver, key, undefined, resumed);
+    ctx.observed.resumes?.add(held.id);
     await section(receiver, held, resumed, op.hold, undefined);
     held.releaseStart = clock.now();
     held.releaseStatus = (await resumed.release()).status;
