@@ -22,6 +22,8 @@ export interface QueuePlan {
   readonly waitUntil: number;
   /** Sizes the next look now (its TTL and request timeout; the token is the call's), or why not. */
   readonly size: () => RoundTerms | LockError;
+  /** The failure to report when the budget cannot cover a look before this wait's first. */
+  readonly short: (shortfall: LockError) => LockError;
 }
 
 /** A majority counted, with the last look's outcomes (what the `Lock` reports). */
@@ -153,7 +155,7 @@ export class QueuedWait {
   async #look(): Promise<void> {
     const { core, plan } = this;
     const sized = plan.size();
-    if (sized instanceof Error) throw sized;
+    if (sized instanceof Error) throw this.#short(sized);
     const look = ++this.#looks;
     const terms: RoundTerms = { token: plan.token, ttl: sized.ttl, timeoutMs: sized.timeoutMs };
     this.#terms = terms;
@@ -190,7 +192,7 @@ export class QueuedWait {
   async #pass(): Promise<void> {
     const { core, plan } = this;
     const sized = plan.size();
-    if (sized instanceof Error) throw sized;
+    if (sized instanceof Error) throw this.#short(sized);
     const look = ++this.#looks;
     this.#starts.set(look, performance.now());
     this.#tally.passed(look);
@@ -243,6 +245,18 @@ export class QueuedWait {
     return this.#looks > 1
       ? afterAttempts(error, this.#looks, performance.now() - this.#began)
       : error;
+  }
+
+  /**
+   * The budget cannot cover another look (`shortfall`): the last look's failure, so caused (as
+   * the acquire loop's `Tries.short`; before this wait's first look, the loop's last look's).
+   */
+  #short(shortfall: LockError): LockError {
+    if (this.#last.length === 0) return this.plan.short(shortfall);
+    const { core, plan } = this;
+    const error = failureOf(core, plan.key, { outcomes: this.#last, why: undefined }, shortfall);
+    const spent = performance.now() - this.#began;
+    return this.#looks > 1 ? afterAttempts(error, this.#looks, spent) : error;
   }
 
   /** The outcomes a `Lock` reports: counted nodes `ok`, the others as last seen. */
