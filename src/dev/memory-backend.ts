@@ -58,7 +58,7 @@ export class MemoryBackend implements Backend {
   /** The store commands run against. */
   get #store(): MemoryStore {
     const node = this.#node;
-    node.onPublish = (channel, message) => void this.#publish(channel, message);
+    node.onPublish = (channel, message) => this.#publish(channel, message);
     return { node, publish: (channel, message) => this.#publish(channel, message) };
   }
 

@@ -22,8 +22,11 @@ export interface SimNodeOptions {
    * when they start.
    */
   readonly now: () => number;
-  /** Called for each PUBLISH a script makes. */
-  onPublish?: ((channel: string, message: string) => void) | undefined;
+  /**
+   * Called for each PUBLISH a script makes; returns how many subscribers receive it (PUBLISH's
+   * reply: the queue's hand-off sets the key only when someone listens).
+   */
+  onPublish?: ((channel: string, message: string) => number) | undefined;
   /**
    * A synchronous SHA-1 (hex) of a script's source, for an EVAL that does not say the SHA-1 to
    * cache the script under. The platforms' own SHA-1 (WebCrypto) is asynchronous, so callers that
@@ -73,7 +76,7 @@ const sharedBridge = (): LuaBridge => {
  * node.eval(ACQUIRE.lua, keys, [token, "1000", "0"]); // { ok: true, value: [1, 0] }
  */
 export class SimNode {
-  onPublish: ((channel: string, message: string) => void) | undefined;
+  onPublish: ((channel: string, message: string) => number) | undefined;
   readonly #now: () => number;
   readonly #sha1: ((source: string) => string) | undefined;
   readonly #timeLimitMs: number;
@@ -198,8 +201,8 @@ export class SimNode {
     }
     if (name === "PUBLISH") {
       if (argv.length !== 3) return { err: "ERR wrong number of arguments for 'publish'" };
-      this.onPublish?.(argv[1] as string, argv[2] as string);
-      return 0;
+      // How many receive it, as Redis answers: a script may act on "nobody listens" (0).
+      return this.onPublish?.(argv[1] as string, argv[2] as string) ?? 0;
     }
     return this.#space.command(now, argv);
   }

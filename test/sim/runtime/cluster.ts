@@ -326,14 +326,19 @@ export class SimCluster {
     for (const stream of streams) stream.broken();
   }
 
-  #publish(index: number, host: Host, channel: string, message: string): void {
+  /** Deliver a script's PUBLISH; the subscribers counted, as Redis does (a lost message too). */
+  #publish(index: number, host: Host, channel: string, message: string): number {
     const { random } = host;
     this.trace?.(`n${index} publish ${channel} ${message}`);
+    let receivers = 0;
     for (const stream of host.streams) {
-      if (stream.channel !== channel || random.chance(this.weather.lostMessage)) continue;
+      if (stream.channel !== channel) continue;
+      receivers++;
+      if (random.chance(this.weather.lostMessage)) continue;
       this.scheduler.after(random.between(this.weather.delay), () => {
         if (host.streams.has(stream)) stream.deliver(message);
       });
     }
+    return receivers;
   }
 }
