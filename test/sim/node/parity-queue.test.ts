@@ -6,7 +6,7 @@
 import { describe, it } from "vitest";
 import { ACQUIRE } from "../../../src/scripts";
 import { useDevCluster } from "../../support/dev-cluster";
-import { A, B, type Case, caret, compare, fence, hold, q, reg, T, tomb } from "./queue-parity";
+import { A, B, type Case, caret, compare, fence, hold, q, reg, T, TWO, tomb } from "./queue-parity";
 
 const dev = useDevCluster({ nodes: 1 });
 
@@ -112,6 +112,21 @@ const CASES: readonly Case[] = [
     setup: [hold("x"), tomb],
     script: ACQUIRE,
     args: [T, "5000", "0", ...reg("100", "1")],
+  },
+  {
+    name: "two keys: the second held, registers in both queues, sets nothing",
+    setup: [hold("x", "9000", "k2")],
+    script: ACQUIRE,
+    args: [T, "5000", "1", ...reg("100", "1")],
+    keys: TWO,
+  },
+  {
+    name: "two keys: the first free with an earlier waiter, handed to it, nothing placed",
+    setup: [q(A, "50", "1")],
+    listen: ["w"],
+    script: ACQUIRE,
+    args: [T, "5000", "0", "100"],
+    keys: TWO,
   },
 ];
 
