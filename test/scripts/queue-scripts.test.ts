@@ -19,7 +19,14 @@ afterAll(() => {
 });
 
 const tok = (c: string) => c.repeat(32);
-const [H, A, B, C, D, N] = ["1", "a", "b", "c", "d", "e"].map(tok) as string[];
+const [H, A, B, C, D, N] = ["1", "a", "b", "c", "d", "e"].map(tok) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 let n = 0;
 /** A fresh lock: key, fence, queue, and a tombstone key for `token`. */
 const lock = () => {
