@@ -228,14 +228,17 @@ async function queuedGrant(
       const queued = await wait.run();
       last = queued.terms;
       const { timeoutMs } = queued.terms;
-      let fence = queued.fence;
+      const fence = queued.fence;
       if (options.fencing && nodes.length > 1) {
         const raise = await core.raiseRound(nodes, { keys, token, timeoutMs, budget }, fence);
         if (!raise.ok) {
           wait.postpone(raise.outcomes);
           continue;
         }
-        fence = Math.max(fence, ...raise.values.values());
+        // The grant's fence is the one raised on a majority (F2), never a counter one node
+        // reported: a node where the raise did not count (another's token there) or that was
+        // raised above our fence by someone else is no majority, and a later grant could draw
+        // a fence at or below it.
         if (queued.validUntil - performance.now() < options.minValidity) {
           wait.postpone(queued.outcomes);
           continue;
