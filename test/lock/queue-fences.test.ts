@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocks, type Locks } from "../../src/index";
 import { useDevCluster } from "../support/dev-cluster";
-import { landed, resetCluster, sleep, uniquePrefix } from "./helpers";
+import { eventually, landed, resetCluster, sleep, uniquePrefix } from "./helpers";
 
 const N = 3;
 const dev = useDevCluster({ nodes: N });
@@ -59,6 +59,33 @@ describe("fences and cost through the queue", () => {
       expect(Number(await dev.direct(i).get(`${prefix}k:fence`))).toBeGreaterThanOrEqual(last);
     }
   }, 60_000);
+
+  it("a queued grant's fence is the one raised on a majority, not a higher counter one node reported", async () => {
+    // Node 2 is held by another caller whose counter there is 100; nodes 0 and 1 hand the key to
+    // the waiter with low fences. Its raise counts on 0 and 1 only: 100 is on no majority, so a
+    // grant with it would let the next holder (a fence drawn on 0 and 1) go below it.
+    const prefix = uniquePrefix("qraise");
+    const [k, counter] = [`${prefix}k`, `${prefix}k:fence`];
+    const holder = await instance(prefix, true).acquire("k");
+    await dev.direct(2).set(k, "o".repeat(32), "PX", 60_000);
+    await dev.direct(2).set(counter, "100");
+    const waiting = instance(prefix, true).acquire("k");
+    await eventually(async () => (await dev.direct(0).hkeys(`${k}:wait`)).length > 1, 10_000);
+    // Nodes 0 and 1 answer the release and then the waiter's raise late: node 2's reply (100,
+    // not counting) comes first.
+    for (const i of [0, 1]) {
+      dev.cluster.controls[i]?.inject({ kind: "latency", ms: 200, command: "evalsha", count: 2 });
+    }
+    await holder.release();
+    const lock = await waiting;
+    expect(lock.fence).toBeLessThan(100);
+    expect(lock.fence).toBeGreaterThan(holder.fence as number);
+    await lock.release();
+    await dev.direct(2).del(k);
+    const next = await instance(prefix, true).acquire("k");
+    expect(next.fence).toBeGreaterThan(lock.fence as number);
+    await next.release();
+  }, 30_000);
 
   it("an uncontended acquire and release cost exactly 2N requests and open no stream", async () => {
     const prefix = uniquePrefix("qcost");
