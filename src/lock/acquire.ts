@@ -144,7 +144,8 @@ export async function acquireLoop(
         // The refused look's last requests answer first: on Workers a request has six
         // connections waiting for headers, and the N streams are about to open.
         await busyLast.settled;
-        const queue = { keys, place: waiter.place, waitUntil, size, alive: waiter.stand() };
+        const { short } = tries;
+        const queue = { keys, place: waiter.place, waitUntil, size, short, alive: waiter.stand() };
         return await queuedGrant(core, target, call, queue);
       }
       const next = handed?.next ?? size();
@@ -190,6 +191,8 @@ interface QueueCall {
   readonly waitUntil: number;
   /** Sizes the next look (its token is not used: a queued call has one token of its own). */
   readonly size: () => RoundTerms | LockError;
+  /** The failure to report when the budget cannot cover the first look (the loop's last). */
+  readonly short: (shortfall: LockError) => LockError;
   /** Called at each look: the call is alive, first in its local line. */
   readonly alive: () => void;
 }
@@ -210,7 +213,7 @@ async function queuedGrant(
   queue: QueueCall,
 ): Promise<Grant> {
   const { nodes, options } = core;
-  const { keys, place, waitUntil, alive } = queue;
+  const { keys, place, waitUntil, alive, short } = queue;
   const { budget, lease } = call;
   const key = target.name;
   const token = newToken();
@@ -219,7 +222,8 @@ async function queuedGrant(
     alive();
     return queue.size();
   };
-  const wait = new QueuedWait(core, call, { key, keys, place, token, waitUntil, size });
+  const plan = { key, keys, place, token, waitUntil, size, short };
+  const wait = new QueuedWait(core, call, plan);
   const room = (keys[0] as Keys[number]).room;
   const listening = core.streams.listen(nodes, room, token, (index, h) => wait.handed(index, h));
   let granted = false;

@@ -164,6 +164,10 @@ local function fields(value)
   return f
 end
 local function isQueue(i)
+  -- A caller that passes only a lock key and its fence key has no queue.
+  if roomKey(i) == nil then
+    return false
+  end
   local t = redis.call("TYPE", roomKey(i)).ok
   return t == "hash" or t == "none"
 end
@@ -859,7 +863,7 @@ ${KEY_TRIPLES}local token = ARGV[1] -- the call leaving
 
 local removed = 0
 for i = 1, keyCount() do
-  if redis.call("TYPE", roomKey(i)).ok == "hash" then
+  if roomKey(i) and redis.call("TYPE", roomKey(i)).ok == "hash" then
     removed = removed + redis.call("HDEL", roomKey(i), token)
   end
 end

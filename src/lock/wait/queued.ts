@@ -22,6 +22,8 @@ export interface QueuePlan {
   readonly waitUntil: number;
   /** Sizes the next look now (its TTL and request timeout; the token is the call's), or why not. */
   readonly size: () => RoundTerms | LockError;
+  /** The failure to report when the budget cannot cover a look before this wait's first. */
+  readonly short: (shortfall: LockError) => LockError;
 }
 
 /** A majority counted, with the last look's outcomes (what the `Lock` reports). */
@@ -199,12 +201,13 @@ export class QueuedWait {
 
   /**
    * The next look's terms. Out of budget, the call gives up as a wait does: with the last look's
-   * failure (a busy key stays a `LockBusyError`), caused by the shortfall.
+   * failure (a busy key stays a `LockBusyError`), caused by the shortfall — before this wait's
+   * first look, the acquire loop's last look's (`plan.short`).
    */
   #sized(): RoundTerms {
     const sized = this.plan.size();
     if (!(sized instanceof Error)) return sized;
-    throw this.#looks > 0 ? this.#failure(sized) : sized;
+    throw this.#last.length === 0 ? this.plan.short(sized) : this.#failure(sized);
   }
 
   /** A caller placed before us holds a node we lack: we are the one to give way. */
