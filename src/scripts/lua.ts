@@ -291,16 +291,6 @@ local reg = look and {place = place, look = look, listener = listener, waitMs = 
 if discarded(void) then
   return {0, redis.call("PTTL", void), -1}
 end
--- A late look of a queued call whose token a look as new or newer placed here, and which is
--- gone now (released, passed or expired): stale, it places and registers nothing (the call may
--- have released: its token would be held by nobody).
-if reg and n == 1 and isQueue(1) and redis.call("GET", lockKey(1)) ~= token then
-  local h = redis.call("HGET", roomKey(1), "^")
-  local f = h and fields(h)
-  if f and f[1] == token and tonumber(f[3]) >= tonumber(reg.look) then
-    return {0, redis.call("PTTL", lockKey(1)), -1}
-  end
-end
 local lo, hi = clock()
 local limit = nil
 if place and place ~= "" then
