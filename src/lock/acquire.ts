@@ -51,6 +51,12 @@ export interface Grant {
    * The handle extends it to the lease halfway through, with or without auto-extension.
    */
   readonly short?: true;
+  /**
+   * A queued call's grant (one token for all its looks): its release writes the token's
+   * tombstone for this many ms, so a look of the call that runs late places nothing (L3), and it
+   * is released to the nodes, never handed over in the same requests.
+   */
+  readonly closes?: number;
 }
 
 /** A round judged granted (see {@link grantOf}). */
@@ -268,6 +274,7 @@ async function queuedGrant(
         // Any node may have handed us the key (we were in every queue): a release asks them all.
         holds: nodes.map(() => true),
         local: core.lines.of(core.lineKey(keys)).hold(validUntil),
+        closes: Math.max(queued.terms.ttl, handMsFor(queued.terms.ttl, timeoutMs)),
         ...(validUntil - performance.now() < queued.terms.ttl / 2 ? { short: true as const } : {}),
       };
     }

@@ -367,12 +367,14 @@ export class LockCore {
       before?: number | undefined;
       /** A one-shot run's counter lifetime (RELEASE ARGV[3]). */
       counterMs?: number | undefined;
+      /** A queued call's grant: its token's tombstone lives this long, ms (docs/SAFETY.md L3). */
+      keepMs?: number | undefined;
     } = {},
   ): Promise<Round<CasReply>> {
     const { keys, token, timeoutMs, budget } = spec;
-    const { nodes = this.nodes, holds, waitAll = false, before, counterMs } = scope;
-    const flat = scriptKeys(keys);
-    const args = RELEASE.args({ token, before, counterMs });
+    const { nodes = this.nodes, holds, waitAll = false, before, counterMs, keepMs } = scope;
+    const flat = scriptKeys(keys, keepMs === undefined ? undefined : tombstoneKey(keys, token));
+    const args = RELEASE.args({ token, before, counterMs, keepMs });
     const lockKeys = this.lockKeysOf(keys);
     // One request, one round object and one send function per round, shared by its nodes.
     const request = { keys: flat, args, timeoutMs, budget };

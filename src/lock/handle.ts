@@ -528,7 +528,8 @@ export class LockHandle implements Lock {
     // the same requests. Otherwise it asks on its own once woken (on each node after our release
     // there answered).
     const line = core.lines.peek(core.lineKey(keys));
-    const offer = line?.takeOffer();
+    // A queued call's grant is released to the nodes (its tombstone goes with the release).
+    const offer = this.#grant.closes === undefined ? line?.takeOffer() : undefined;
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;
     if (offer !== undefined && next !== undefined) {
@@ -544,6 +545,7 @@ export class LockHandle implements Lock {
         before: line?.firstPlace(),
         // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5, J1).
         counterMs: this.#owed?.retention,
+        keepMs: this.#grant.closes,
       };
       releasing = core.releaseRound({ keys, token, timeoutMs, budget: this.#budget }, scope);
     }

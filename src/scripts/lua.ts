@@ -508,15 +508,19 @@ return {0, 0, undone}
  * our token or is absent, its fence counter is made to live at least that long and no longer than
  * it would (`outlive`; a failed run of `once()` or of an idempotent request, whose retry continues
  * the count within it). The releaser's own record leaves every queue (a holder waits for nothing).
+ * After the triples, optionally, the token's tombstone key (see `TRIPLES`): the release of a grant
+ * of a queued call, whose looks all carried this token, writes it with `PX keepMs`, so that a look
+ * of the call that runs here later places and registers nothing (L3).
  * Returns 1 released (also a re-send that finds the waiter the first request handed the key to),
  * 0 expired/absent, -1 held by someone else (left alone). Several keys: every key holding the
  * token is released; 1 when any did, 0 when all are absent, -1 otherwise.
  */
 export const RELEASE_LUA = `-- edgelock release
-${KEY_TRIPLES}${QUEUE}${OUTLIVE}local n = keyCount() -- the lock's keys
+${KEY_TRIPLES}${TRIPLES}${QUEUE}${OUTLIVE}local n, void = triples() -- the lock's keys; the call's tombstone
 local token = ARGV[1] -- the releaser's token
 local before = ARGV[2] -- the place of the releaser's own next waiter ("" or nil: none)
-local counterMs = ARGV[3] -- a one-shot run's counter lifetime, ms (nil: a plain lock)
+local counterMs = ARGV[3] -- a one-shot run's counter lifetime, ms ("" or nil: a plain lock)
+local keepMs = ARGV[4] -- how long the call's tombstone lives, ms (with a tombstone key)
 
 local lo = clock()
 local limit = nil
@@ -526,7 +530,7 @@ end
 local released, gone = 0, 0
 for i = 1, n do
   local current = redis.call("GET", lockKey(i))
-  if counterMs and (current == token or current == false) then
+  if counterMs and counterMs ~= "" and (current == token or current == false) then
     outlive(fenceKey(i), counterMs)
   end
   local queue = isQueue(i)
@@ -550,6 +554,11 @@ for i = 1, n do
   if current == false then
     serve(i, lo, token, limit, token)
   end
+end
+-- A queued call used one token for all its looks: a look of it that runs here later (it timed
+-- out, or was re-sent) must place and register nothing (docs/SAFETY.md §2, L3).
+if void then
+  redis.call("SET", void, "1", "PX", keepMs)
 end
 if released == 1 then
   return 1

@@ -224,6 +224,8 @@ export interface ReleaseArgs {
   readonly before?: number | undefined;
   /** A one-shot run's counter lifetime, in ms. */
   readonly counterMs?: number | undefined;
+  /** The life of the call's tombstone, in ms (its key follows the triples). */
+  readonly keepMs?: number | undefined;
 }
 
 /** See `RELEASE_LUA`. */
@@ -231,12 +233,12 @@ export const RELEASE: Script<CasReply, ReleaseArgs> = {
   name: "release",
   lua: RELEASE_LUA,
   sha1: RELEASE_SHA1,
-  args: ({ token, before, counterMs }) => {
+  args: ({ token, before, counterMs, keepMs }) => {
     const args = [token];
-    // The lifetime follows the place, which "" leaves out.
-    if (before !== undefined || counterMs !== undefined)
-      args.push(before === undefined ? "" : String(before));
-    if (counterMs !== undefined) args.push(String(counterMs));
+    // Each later argument keeps its position: "" leaves an earlier one out.
+    const rest = [before, counterMs, keepMs];
+    const last = rest.findLastIndex((value) => value !== undefined);
+    for (let i = 0; i <= last; i++) args.push(rest[i] === undefined ? "" : String(rest[i]));
     return args;
   },
   parse: casCode,
