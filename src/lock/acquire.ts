@@ -199,8 +199,8 @@ interface QueueCall {
   readonly size: () => RoundTerms | LockError;
   /** The failure to report when the budget cannot cover the first look (the loop's last). */
   readonly short: (shortfall: LockError) => LockError;
-  /** Called at each look: the call is alive, first in its local line. */
-  readonly alive: () => void;
+  /** Called at each look: the call is alive, first in its local line (with the look's outcomes). */
+  readonly alive: (outcomes?: readonly NodeOutcome[]) => void;
 }
 
 /**
@@ -228,7 +228,7 @@ async function queuedGrant(
     alive();
     return queue.size();
   };
-  const plan = { key, keys, place, token, waitUntil, size, short };
+  const plan = { key, keys, place, token, waitUntil, size, short, seen: alive };
   const wait = new QueuedWait(core, call, plan);
   const room = (keys[0] as Keys[number]).room;
   const listening = core.streams.listen(nodes, room, token, (index, h) => wait.handed(index, h));

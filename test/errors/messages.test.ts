@@ -31,14 +31,15 @@ describe("a busy error after waiting", () => {
     await eventually(async () =>
       (await readBack(dev, N, `${prefix}k`)).every((v) => v === holder.token),
     );
+    // A lock on several keys polls (a wait for one key queues: it sends no probes).
     const busy = (await setup(prefix)
-      .acquire("k", { wait: 1_500 })
+      .acquire(["j", "k"], { wait: 1_500 })
       .catch((e) => e)) as Error;
     expect(busy.name).toBe("LockBusyError");
     // Polling probes one node after the first round; the counts are the full round's (decided
     // once two nodes refused: the third may still be in flight).
     const parts =
-      /^lock "k" is busy: held on ([23]) of 3 nodes in the last full round, free in at most (\d+) ms \(last probe: node (\d) \(([^)]+)\): held by another caller for (\d+) ms more; last full round: (.+)\)$/.exec(
+      /^lock "j, k" is busy: held on ([23]) of 3 nodes in the last full round, free in at most (\d+) ms \(last probe: node (\d) \(([^)]+)\): held by another caller for (\d+) ms more; last full round: (.+)\)$/.exec(
         busy.message,
       );
     expect(parts, busy.message).not.toBeNull();
@@ -68,7 +69,7 @@ describe("busy errors of callers waiting in line", () => {
     );
     const events: LockEvent[] = [];
     const shared = setup(prefix, { onEvent: (e) => events.push(e) });
-    // The first caller asks the nodes (a round, then probes); callers that come once it was
+    // The first caller asks the nodes (a round, then it queues); callers that come once it was
     // refused wait in line behind it without asking, and give up first, with what it saw last.
     const first = shared.acquire("k", { wait: 2_500 }).catch((e) => e);
     await eventually(async () => events.some((e) => e.type === "acquire"));

@@ -74,7 +74,10 @@ export function combinedWaiter(core: LockCore, call: ResolvedCall, plan: WaitPla
     stand() {
       const [line, spot] = join();
       line.seen(spot);
-      return () => line.seen(spot);
+      return (outcomes) => {
+        line.seen(spot);
+        if (outcomes !== undefined) line.last = { outcomes, why: undefined };
+      };
     },
     // Plan the sleep, stand in the line from the first refused look on, then sleep.
     async pause(refused) {

@@ -22,6 +22,8 @@ export interface QueuePlan {
   readonly waitUntil: number;
   /** Sizes the next look now (its TTL and request timeout; the token is the call's), or why not. */
   readonly size: () => RoundTerms | LockError;
+  /** Told each look's outcomes once it is decided (what callers waiting behind this one report). */
+  readonly seen: (outcomes: readonly NodeOutcome[]) => void;
   /** The failure to report when the budget cannot cover a look before this wait's first. */
   readonly short: (shortfall: LockError) => LockError;
 }
@@ -166,6 +168,7 @@ export class QueuedWait {
       this.#answered(index, a, { look, start, ttl: terms.ttl }),
     );
     this.#last = round.outcomes;
+    plan.seen(round.outcomes);
   }
 
   #answered(

@@ -1,4 +1,4 @@
-import type { LockError } from "../../errors";
+import type { LockError, NodeOutcome } from "../../errors";
 import type { Round } from "../../quorum";
 import type { Keys, RoundSpec, RoundTerms } from "../spec";
 import type { Refusal } from "./pacing";
@@ -46,10 +46,11 @@ export interface Waiter {
   turn(failure: () => LockError | undefined): Promise<HandedRound | undefined>;
   /**
    * Stand first in the local line while this call waits in the nodes' queues: the instance's
-   * other callers for the key wait behind it. Returns what to call at each sign of life (a look),
-   * so that they do not take it for gone.
+   * other callers for the key wait behind it. Returns what to call at each look (a sign of life,
+   * so that they do not take it for gone; with the look's outcomes, what they report if they give
+   * up unheard).
    */
-  stand(): () => void;
+  stand(): (outcomes?: readonly NodeOutcome[]) => void;
   /** Look at the lock with `spec`: an acquire round (or a probe of one node, `look.ts`). */
   look(spec: RoundSpec): Promise<Round<number>>;
   /**
