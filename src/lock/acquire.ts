@@ -152,7 +152,8 @@ export async function acquireLoop(
         await busyLast.settled;
         const { short } = tries;
         const queue = { keys, place: waiter.place, waitUntil, size, short, alive: waiter.stand() };
-        return await queuedGrant(core, target, call, queue);
+        const from = { began, looked: tries.looked() };
+        return await queuedGrant(core, target, call, { ...queue, ...from });
       }
       const next = handed?.next ?? size();
       if (next instanceof Error) throw tries.short(next);
@@ -199,6 +200,9 @@ interface QueueCall {
   readonly size: () => RoundTerms | LockError;
   /** The failure to report when the budget cannot cover the first look (the loop's last). */
   readonly short: (shortfall: LockError) => LockError;
+  /** When the call began, and how many looks it made before it queued. */
+  readonly began: number;
+  readonly looked: number;
   /** Called at each look: the call is alive, first in its local line (with the look's outcomes). */
   readonly alive: (outcomes?: readonly NodeOutcome[]) => void;
 }
@@ -219,7 +223,7 @@ async function queuedGrant(
   queue: QueueCall,
 ): Promise<Grant> {
   const { nodes, options } = core;
-  const { keys, place, waitUntil, alive, short } = queue;
+  const { keys, place, waitUntil, alive, short, looked } = queue;
   const { budget, lease } = call;
   const key = target.name;
   const token = newToken();
@@ -228,7 +232,10 @@ async function queuedGrant(
     alive();
     return queue.size();
   };
-  const plan = { key, keys, place, token, waitUntil, size, short, seen: alive };
+  const plan = {
+    ...{ key, keys, place, token, waitUntil, size, short, seen: alive },
+    ...{ began: queue.began, looked },
+  };
   const wait = new QueuedWait(core, call, plan);
   const room = (keys[0] as Keys[number]).room;
   const listening = core.streams.listen(nodes, room, token, (index, h) => wait.handed(index, h));

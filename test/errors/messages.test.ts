@@ -25,8 +25,8 @@ const setup = (prefix: string, options: Partial<LocksOptions> = {}) =>
   createLocks({ nodes: dev.cluster.nodes, prefix, requestTimeout: 200, ...options });
 
 describe("a busy error after waiting", () => {
-  it("reports the last full round of the cluster, not the one node a probe asked", async () => {
-    const prefix = uniquePrefix("busy-wait");
+  it("a poller reports the last full round of the cluster, not the one node a probe asked", async () => {
+    const prefix = uniquePrefix("busy-poll");
     const holder = await setup(prefix).acquire("k", { lease: 20_000 });
     await eventually(async () =>
       (await readBack(dev, N, `${prefix}k`)).every((v) => v === holder.token),
@@ -46,19 +46,46 @@ describe("a busy error after waiting", () => {
     const [, held, retryAfter, probed, probedHost, probedLeft, round = ""] = parts ?? [];
     expect(probedHost).toBe(hostOf(Number(probed)));
     expect(probedLeft).toBe(retryAfter);
-    const perNode = round.split("; ");
-    expect(perNode).toHaveLength(3);
-    perNode.forEach((text, i) => {
-      expect(text).toMatch(
-        new RegExp(
-          `^node ${i} \\(${hostOf(i)}\\): (held by another caller for \\d+ ms more|no answer yet)$`,
-        ),
+    expectNodes(round, Number(held));
+    await holder.release();
+  });
+
+  it("a queued waiter reports its last look at the whole cluster (a full round: no probes)", async () => {
+    const prefix = uniquePrefix("busy-wait");
+    const holder = await setup(prefix).acquire("k", { lease: 20_000 });
+    await eventually(async () =>
+      (await readBack(dev, N, `${prefix}k`)).every((v) => v === holder.token),
+    );
+    const busy = (await setup(prefix)
+      .acquire("k", { wait: 1_500 })
+      .catch((e) => e)) as Error;
+    expect(busy.name).toBe("LockBusyError");
+    // Every look of a queued wait is a full round (decided once two nodes refused: the third
+    // may still be in flight).
+    const parts =
+      /^lock "k" is busy: held on ([23]) of 3 nodes asked, free in at most (\d+) ms \((.+)\)$/.exec(
+        busy.message,
       );
-    });
-    expect(perNode.filter((t) => t.includes("held by another caller"))).toHaveLength(Number(held));
+    expect(parts, busy.message).not.toBeNull();
+    const [, held, , round = ""] = parts ?? [];
+    expectNodes(round, Number(held));
     await holder.release();
   });
 });
+
+/** `round` names the three nodes in order, `held` of them held by another caller. */
+function expectNodes(round: string, held: number): void {
+  const perNode = round.split("; ");
+  expect(perNode).toHaveLength(3);
+  perNode.forEach((text, i) => {
+    expect(text).toMatch(
+      new RegExp(
+        `^node ${i} \\(${hostOf(i)}\\): (held by another caller for \\d+ ms more|no answer yet)$`,
+      ),
+    );
+  });
+  expect(perNode.filter((t) => t.includes("held by another caller"))).toHaveLength(held);
+}
 
 describe("busy errors of callers waiting in line", () => {
   it("every caller of one instance reports the whole cluster, also those that never asked", async () => {

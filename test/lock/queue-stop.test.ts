@@ -1,8 +1,9 @@
 /**
- * A queued call that stops without a grant (aborted, or its wait over) on 3 redis-servers
- * (docs/SAFETY.md §2 L3, §3 "queued wait"): it leaves no record in any node's queue and no token
- * on any key, and its tombstone stands on every node, so a late ACQUIRE of its call registers and
- * places nothing.
+ * A queued call leaving the queues, on 3 redis-servers (docs/SAFETY.md §2 L3, §3 "queued wait"):
+ * one that stops without a grant (aborted, or its wait over) leaves no record in any node's queue
+ * and no token on any key, and its tombstone stands on every node, so a late ACQUIRE of its call
+ * registers and places nothing; one granted by a majority leaves the queue of the node that did
+ * not count (LEAVE).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocks, isLockBusyError, type Locks } from "../../src/index";
@@ -91,5 +92,21 @@ describe("a queued call that stops", () => {
     await gone(prefix, token);
     await holder.release();
     expect(await readBack(dev, N, `${prefix}k`)).toEqual([null, null, null]);
+  }, 30_000);
+
+  it("granted on two nodes: the call leaves the queue of the third, held by another", async () => {
+    const prefix = uniquePrefix("qleave");
+    const [k, room] = [`${prefix}k`, `${prefix}k:wait`];
+    await dev.direct(2).set(k, "o".repeat(32), "PX", 60_000);
+    const holder = await instance(prefix).acquire("k");
+    const pending = instance(prefix).acquire("k", { wait: 15_000 });
+    const token = await queued(room);
+    await holder.release();
+    const lock = await pending;
+    expect(lock.token).toBe(token);
+    expect(await readBack(dev, 2, k)).toEqual([token, token]);
+    await eventually(async () => (await tokensIn(2, room)).length === 0);
+    await lock.release();
+    await dev.direct(2).del(k);
   }, 30_000);
 });

@@ -161,12 +161,17 @@ function wrongRefusal(row: OptionsRow, error: unknown, name: string): string | u
   return message.includes(`\`${name}\``) ? undefined : `message does not name \`${name}\``;
 }
 
-/** Lock keys under `prefix` on the real nodes (not fence counters, not failed rounds' tombstones). */
+/**
+ * Lock keys under `prefix` on the real nodes (not fence counters, not failed rounds' tombstones,
+ * not the keys' queues: a hash naming the last holder placed, which lives the lease).
+ */
 async function lockKeys(prefix: string): Promise<string[]> {
   const found: string[] = [];
   for (let i = 0; i < 3; i++) {
     const keys = await dev.direct(i).keys(`${prefix}*`);
-    found.push(...keys.filter((k) => !k.endsWith(":fence") && !k.includes(":void:")));
+    const lock = (k: string) =>
+      !k.endsWith(":fence") && !k.endsWith(":wait") && !k.includes(":void:");
+    found.push(...keys.filter(lock));
   }
   return found;
 }

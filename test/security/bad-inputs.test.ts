@@ -61,8 +61,11 @@ async function heldKeys(p: string): Promise<string[]> {
   const found: string[] = [];
   for (let i = 0; i < 3; i++) {
     const keys = await dev.direct(i).keys(`${p}*`);
-    // Tombstones of failed rounds (`:void:<token>`) are no lock keys: they expire on their own.
-    const locks = keys.filter((k) => !k.endsWith(":fence") && !k.includes(":void:"));
+    // Tombstones of failed rounds (`:void:<token>`) are no lock keys: they expire on their own;
+    // nor is a key's queue (`:wait`, a hash naming the last holder placed: it lives the lease).
+    const locks = keys.filter(
+      (k) => !k.endsWith(":fence") && !k.endsWith(":wait") && !k.includes(":void:"),
+    );
     found.push(...locks.map((k) => `node${i}:${k}`));
   }
   return found;

@@ -22,6 +22,9 @@ export interface QueuePlan {
   readonly waitUntil: number;
   /** Sizes the next look now (its TTL and request timeout; the token is the call's), or why not. */
   readonly size: () => RoundTerms | LockError;
+  /** When the call began (`performance.now()`), and how many looks it made before it queued. */
+  readonly began: number;
+  readonly looked: number;
   /** Told each look's outcomes once it is decided (what callers waiting behind this one report). */
   readonly seen: (outcomes: readonly NodeOutcome[]) => void;
   /** The failure to report when the budget cannot cover a look before this wait's first. */
@@ -82,7 +85,6 @@ export class QueuedWait {
   #nextLook = performance.now();
   /** No grant is decided before a look numbered above this (see {@link postpone}). */
   #postponed = 0;
-  readonly #began = performance.now();
 
   constructor(
     private readonly core: LockCore,
@@ -169,6 +171,13 @@ export class QueuedWait {
     );
     this.#last = round.outcomes;
     plan.seen(round.outcomes);
+    const { outcomes } = round;
+    const durationMs = performance.now() - start;
+    const result = outcomes.some((o) => o.status === "held" || o.status === "done")
+      ? "busy"
+      : "unavailable";
+    const attempt = plan.looked + look - 1;
+    core.emit({ type: "acquire", key: plan.key, attempt, result, durationMs, outcomes });
   }
 
   #answered(
@@ -257,9 +266,8 @@ export class QueuedWait {
   #failure(cause?: LockError): LockError {
     const { core, plan } = this;
     const error = failureOf(core, plan.key, { outcomes: this.#last, why: undefined }, cause);
-    return this.#looks > 1
-      ? afterAttempts(error, this.#looks, performance.now() - this.#began)
-      : error;
+    const looks = plan.looked + this.#looks;
+    return looks > 1 ? afterAttempts(error, looks, performance.now() - plan.began) : error;
   }
 
   /** The outcomes a `Lock` reports: counted nodes `ok`, the others as last seen. */

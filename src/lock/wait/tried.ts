@@ -70,6 +70,8 @@ export interface Tries {
   failure(): LockError | undefined;
   /** The budget cannot cover another look (`shortfall`): the last look's failure, so caused. */
   short(shortfall: LockError): LockError;
+  /** Looks recorded so far (a queued wait that follows counts on from there). */
+  looked(): number;
 }
 
 /** The {@link Tries} of an acquire of `key` that began at `began` (`performance.now()`). */
@@ -108,6 +110,7 @@ export function triesOf(core: LockCore, key: string, began: number): Tries {
     },
     giveUp,
     failure: () => lastError && giveUp(lastError),
+    looked: () => looks,
     short(shortfall) {
       if (lastError === undefined) return shortfall;
       const last = { outcomes: lastError.outcomes, why: lastWhy };
