@@ -267,7 +267,8 @@ async function queuedGrant(
       core.leave(others, { keys, token, timeoutMs, budget });
       const durationMs = performance.now() - began;
       const { outcomes, validUntil, looks } = queued;
-      core.emit({ type: "acquire", key, attempt: looks, result: "granted", durationMs, outcomes });
+      const attempt = looked + looks - 1;
+      core.emit({ type: "acquire", key, attempt, result: "granted", durationMs, outcomes });
       return {
         key,
         names: target.keys,

@@ -79,9 +79,11 @@ describe("the wait queue in workerd", () => {
     await Promise.all(waiting);
     expect(order).toEqual([0, 1, 2, 3]);
     for (const seen of events) {
-      // One refused look, one registration, then handed the key: no look while waiting.
+      // One refused look, one registration (a look refused too), then handed the key: no look
+      // while waiting.
       expect(summary(seen).filter((e) => e.startsWith("acquire"))).toEqual([
         "acquire busy 0",
+        "acquire busy 1",
         "acquire granted 1",
       ]);
     }
