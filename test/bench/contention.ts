@@ -56,6 +56,11 @@ export interface ContentionRow {
   readonly nodeRequests: number;
   readonly requestsPerSection: number;
   readonly wait: Summary;
+  /**
+   * Hand-off gaps: from a release's start to the next grant, for grants made while nobody held
+   * the lock (the idle time a section costs beyond its hold: at least one round trip).
+   */
+  readonly gap: Summary;
   readonly errors: number;
   readonly overlaps: number;
   /** edgelock only: acquire rounds by result during the window (`onEvent`). */
@@ -218,16 +223,23 @@ function redlockSetup(cluster: BenchCluster, n: number, key: string): Setup {
   };
 }
 
+/** Raw samples of a contender, to merge its rounds. */
+export interface Samples {
+  readonly waits: number[];
+  readonly gaps: number[];
+}
+
 /**
- * Run one contender for the window and count what it did; every wait measured is also pushed to
- * `waits` when given (to merge rounds of one contender).
+ * Run one contender for the window and count what it did; every wait and hand-off gap measured
+ * is also pushed to `samples` when given (to merge rounds of one contender).
  */
 export async function runOne(
   cluster: BenchCluster,
   setup: Setup,
   options: ContentionOptions,
-  waits: number[] = [],
+  samples: Samples = { waits: [], gaps: [] },
 ): Promise<ContentionRow> {
+  const { waits, gaps } = samples;
   try {
     const acquirers = await setup.workers(options.workers);
     // Warm up: scripts cached on every node, connections open.
@@ -247,6 +259,8 @@ export async function runOne(
     setMaxListeners(4 * options.workers, stop.signal);
     const timer = setTimeout(() => stop.abort(new Error("window over")), options.durationMs);
     const first = waits.length;
+    const firstGap = gaps.length;
+    let releasedAt: number | undefined;
     let sections = 0;
     let errors = 0;
     let inside = 0;
@@ -273,10 +287,13 @@ export async function runOne(
         waits.push(grantedAt - waitStart);
         waitStart = undefined;
         if (inside > 0) overlaps++;
+        else if (releasedAt !== undefined) gaps.push(grantedAt - releasedAt);
+        releasedAt = undefined;
         inside++;
         await sleep(options.holdMs);
         inside--;
         sections++;
+        releasedAt = performance.now();
         await release().catch(() => errors++);
       }
       // Still waiting when the window ended: its elapsed wait is a lower bound.
@@ -297,6 +314,7 @@ export async function runOne(
       nodeRequests,
       requestsPerSection: sections === 0 ? Number.POSITIVE_INFINITY : nodeRequests / sections,
       wait: summarize(waits.slice(first)),
+      gap: summarize(gaps.slice(firstGap)),
       errors,
       overlaps,
       ...(setup.rounds === undefined ? {} : { acquireRounds: setup.rounds() }),

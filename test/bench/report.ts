@@ -173,6 +173,7 @@ export function renderMarkdown(
           "p50 wait ms",
           "p99 wait ms",
           "max wait ms",
+          "hand-off gap p50 / p90 ms",
           "errors",
           "overlaps",
         ],
@@ -185,6 +186,7 @@ export function renderMarkdown(
           ms(r.wait.p50),
           ms(r.wait.p99),
           ms(r.wait.max),
+          `${fx(r.gap.p50, 0)} / ${fx(r.gap.p90, 0)}`,
           r.errors,
           r.overlaps,
         ]),
@@ -194,7 +196,8 @@ export function renderMarkdown(
         "hand-off over SSE); -polling: the same over nodes that cannot stream (a `RedisLike` " +
         "without `subscribe`: polling, as edgelock 0.1); -lambda: a fresh `createLocks` per " +
         "acquire; edgelock-N: one shared `Locks` (the callers of one isolate). A wait still " +
-        "running when a window ends counts with its elapsed time.",
+        "running when a window ends counts with its elapsed time. Hand-off gap: from a release's " +
+        "start to the next grant (the floor is one round trip).",
     );
     if (w.head.length > 0) {
       out.push(

@@ -19,6 +19,7 @@ import {
   type EdgelockMode,
   edgelockSetup,
   runOne,
+  type Samples,
   type Setup,
   upstashLockSetup,
 } from "./contention";
@@ -65,7 +66,7 @@ const MODES: readonly EdgelockMode[] = ["clients", "polling", "lambda", "shared"
 /** One contender's rounds as one row: counts summed, waits pooled. */
 function merge(
   rows: readonly ContentionRow[],
-  waits: readonly number[],
+  samples: Samples,
   durationMs: number,
 ): ContentionRow {
   const [first] = rows;
@@ -85,7 +86,8 @@ function merge(
     sectionsPerSecond: sections / seconds,
     nodeRequests,
     requestsPerSection: sections === 0 ? Number.POSITIVE_INFINITY : nodeRequests / sections,
-    wait: summarize(waits),
+    wait: summarize(samples.waits),
+    gap: summarize(samples.gaps),
     errors: sum((r) => r.errors),
     overlaps: sum((r) => r.overlaps),
     ...(first.acquireRounds === undefined ? {} : { acquireRounds }),
@@ -124,7 +126,7 @@ export async function runWan(cluster: BenchCluster, options: WanOptions): Promis
   }
   const perContender = contenders.map(() => ({
     rows: [] as ContentionRow[],
-    waits: [] as number[],
+    samples: { waits: [], gaps: [] } as Samples,
   }));
   let head: HeadRow[] = [];
   try {
@@ -136,7 +138,7 @@ export async function runWan(cluster: BenchCluster, options: WanOptions): Promis
         const into = perContender[i];
         if (contender === undefined || into === undefined) continue;
         const key = `bench:wan:${contender.id}:${crypto.randomUUID()}`;
-        into.rows.push(await runOne(cluster, contender.make(key), options, into.waits));
+        into.rows.push(await runOne(cluster, contender.make(key), options, into.samples));
         await sleep(200);
       }
     }
@@ -145,7 +147,7 @@ export async function runWan(cluster: BenchCluster, options: WanOptions): Promis
   } finally {
     await Promise.all(cluster.controls.map((node) => node.clearFaults()));
   }
-  const rows = perContender.map(({ rows, waits }) => merge(rows, waits, options.durationMs));
+  const rows = perContender.map(({ rows, samples }) => merge(rows, samples, options.durationMs));
   const roundTrip = (min + max) / 2;
   return {
     options,
