@@ -61,6 +61,8 @@ export interface ContentionRow {
    * the lock (the idle time a section costs beyond its hold: at least one round trip).
    */
   readonly gap: Summary;
+  /** Mean time from a grant to its release call, ms: the hold as the event loop delivered it. */
+  readonly holdMeanMs: number;
   readonly errors: number;
   readonly overlaps: number;
   /** edgelock only: acquire rounds by result during the window (`onEvent`). */
@@ -261,6 +263,7 @@ export async function runOne(
     const first = waits.length;
     const firstGap = gaps.length;
     let releasedAt: number | undefined;
+    let heldMs = 0;
     let sections = 0;
     let errors = 0;
     let inside = 0;
@@ -294,6 +297,7 @@ export async function runOne(
         inside--;
         sections++;
         releasedAt = performance.now();
+        heldMs += releasedAt - grantedAt;
         await release().catch(() => errors++);
       }
       // Still waiting when the window ended: its elapsed wait is a lower bound.
@@ -315,6 +319,7 @@ export async function runOne(
       requestsPerSection: sections === 0 ? Number.POSITIVE_INFINITY : nodeRequests / sections,
       wait: summarize(waits.slice(first)),
       gap: summarize(gaps.slice(firstGap)),
+      holdMeanMs: sections === 0 ? Number.NaN : heldMs / sections,
       errors,
       overlaps,
       ...(setup.rounds === undefined ? {} : { acquireRounds: setup.rounds() }),

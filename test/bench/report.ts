@@ -173,7 +173,8 @@ export function renderMarkdown(
           "p50 wait ms",
           "p99 wait ms",
           "max wait ms",
-          "hand-off gap p50 / p90 ms",
+          "hand-off gap p50 / p90 / mean ms",
+          "hold mean ms",
           "errors",
           "overlaps",
         ],
@@ -186,7 +187,8 @@ export function renderMarkdown(
           ms(r.wait.p50),
           ms(r.wait.p99),
           ms(r.wait.max),
-          `${fx(r.gap.p50, 0)} / ${fx(r.gap.p90, 0)}`,
+          `${fx(r.gap.p50, 0)} / ${fx(r.gap.p90, 0)} / ${fx(r.gap.mean, 0)}`,
+          fx(r.holdMeanMs, 1),
           r.errors,
           r.overlaps,
         ]),
@@ -197,7 +199,9 @@ export function renderMarkdown(
         "without `subscribe`: polling, as edgelock 0.1); -lambda: a fresh `createLocks` per " +
         "acquire; edgelock-N: one shared `Locks` (the callers of one isolate). A wait still " +
         "running when a window ends counts with its elapsed time. Hand-off gap: from a release's " +
-        "start to the next grant (the floor is one round trip).",
+        "start to the next grant (the floor is one round trip). Hold mean: a grant to its release " +
+        "call, the nominal hold plus the bench process's timer lateness (all workers share its " +
+        "event loop and CPU, which independent clients would not).",
     );
     if (w.head.length > 0) {
       out.push(

@@ -88,6 +88,7 @@ function merge(
     requestsPerSection: sections === 0 ? Number.POSITIVE_INFINITY : nodeRequests / sections,
     wait: summarize(samples.waits),
     gap: summarize(samples.gaps),
+    holdMeanMs: sum((r) => (r.sections === 0 ? 0 : r.holdMeanMs * r.sections)) / sections,
     errors: sum((r) => r.errors),
     overlaps: sum((r) => r.overlaps),
     ...(first.acquireRounds === undefined ? {} : { acquireRounds }),
