@@ -23,6 +23,7 @@
  * @module
  */
 import { setMaxListeners } from "node:events";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Lock as UpstashLock } from "@upstash/lock";
 import type { Redis as IORedis } from "ioredis";
 import Redlock from "redlock";
@@ -63,6 +64,13 @@ export interface ContentionRow {
   readonly gap: Summary;
   /** Mean time from a grant to its release call, ms: the hold as the event loop delivered it. */
   readonly holdMeanMs: number;
+  /**
+   * The bench process's CPU time over the window ÷ the window (1 = one core busy throughout) and
+   * its event loop's p99 delay, ms: where the workers' own process is the bottleneck (all of them
+   * share it, as independent clients would not), these show it.
+   */
+  readonly benchCpu: number;
+  readonly loopDelayP99Ms: number;
   readonly errors: number;
   readonly overlaps: number;
   /** edgelock only: acquire rounds by result during the window (`onEvent`). */
@@ -254,6 +262,9 @@ export async function runOne(
     setup.reset?.();
     const before = await setup.count();
 
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const cpu = process.cpuUsage();
     const start = performance.now();
     const end = start + options.durationMs;
     const stop = new AbortController();
@@ -268,7 +279,7 @@ export async function runOne(
     let errors = 0;
     let inside = 0;
     let overlaps = 0;
-    const loop = async (acquire: Acquire): Promise<void> => {
+    const work = async (acquire: Acquire): Promise<void> => {
       let waitStart: number | undefined;
       while (performance.now() < end) {
         waitStart ??= performance.now();
@@ -303,7 +314,10 @@ export async function runOne(
       // Still waiting when the window ended: its elapsed wait is a lower bound.
       if (waitStart !== undefined) waits.push(end - waitStart);
     };
-    await Promise.all(acquirers.map(loop));
+    await Promise.all(acquirers.map(work));
+    const used = process.cpuUsage(cpu);
+    const ranMs = performance.now() - start;
+    loop.disable();
     clearTimeout(timer);
     await settle(cluster);
     await sleep(50);
@@ -320,6 +334,8 @@ export async function runOne(
       wait: summarize(waits.slice(first)),
       gap: summarize(gaps.slice(firstGap)),
       holdMeanMs: sections === 0 ? Number.NaN : heldMs / sections,
+      benchCpu: (used.user + used.system) / 1_000 / ranMs,
+      loopDelayP99Ms: loop.percentile(99) / 1e6,
       errors,
       overlaps,
       ...(setup.rounds === undefined ? {} : { acquireRounds: setup.rounds() }),

@@ -175,6 +175,7 @@ export function renderMarkdown(
           "max wait ms",
           "hand-off gap p50 / p90 / mean ms",
           "hold mean ms",
+          "bench CPU, loop p99 ms",
           "errors",
           "overlaps",
         ],
@@ -189,6 +190,7 @@ export function renderMarkdown(
           ms(r.wait.max),
           `${fx(r.gap.p50, 0)} / ${fx(r.gap.p90, 0)} / ${fx(r.gap.mean, 0)}`,
           fx(r.holdMeanMs, 1),
+          `${fx(100 * r.benchCpu, 0)} %, ${fx(r.loopDelayP99Ms, 0)}`,
           r.errors,
           r.overlaps,
         ]),
@@ -201,7 +203,9 @@ export function renderMarkdown(
         "running when a window ends counts with its elapsed time. Hand-off gap: from a release's " +
         "start to the next grant (the floor is one round trip). Hold mean: a grant to its release " +
         "call, the nominal hold plus the bench process's timer lateness (all workers share its " +
-        "event loop and CPU, which independent clients would not).",
+        "event loop and CPU, which independent clients would not). Bench CPU: the bench process's " +
+        "CPU time ÷ the window (mean over rounds; 100 % = one core) and its event loop's p99 " +
+        "delay (worst round).",
     );
     if (w.head.length > 0) {
       out.push(

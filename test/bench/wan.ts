@@ -88,6 +88,8 @@ function merge(
     requestsPerSection: sections === 0 ? Number.POSITIVE_INFINITY : nodeRequests / sections,
     wait: summarize(samples.waits),
     gap: summarize(samples.gaps),
+    benchCpu: sum((r) => r.benchCpu) / rows.length,
+    loopDelayP99Ms: Math.max(...rows.map((r) => r.loopDelayP99Ms)),
     holdMeanMs: sum((r) => (r.sections === 0 ? 0 : r.holdMeanMs * r.sections)) / sections,
     errors: sum((r) => r.errors),
     overlaps: sum((r) => r.overlaps),
