@@ -71,6 +71,8 @@ export interface ContentionRow {
    */
   readonly benchCpu: number;
   readonly loopDelayP99Ms: number;
+  /** From the window's start to its first grant, ms (streams opening, first looks). */
+  readonly firstGrantMs: number;
   readonly errors: number;
   readonly overlaps: number;
   /** edgelock only: acquire rounds by result during the window (`onEvent`). */
@@ -275,6 +277,7 @@ export async function runOne(
     const firstGap = gaps.length;
     let releasedAt: number | undefined;
     let heldMs = 0;
+    let firstGrant: number | undefined;
     let sections = 0;
     let errors = 0;
     let inside = 0;
@@ -299,6 +302,7 @@ export async function runOne(
           break;
         }
         waits.push(grantedAt - waitStart);
+        firstGrant ??= grantedAt - start;
         waitStart = undefined;
         if (inside > 0) overlaps++;
         else if (releasedAt !== undefined) gaps.push(grantedAt - releasedAt);
@@ -336,6 +340,7 @@ export async function runOne(
       holdMeanMs: sections === 0 ? Number.NaN : heldMs / sections,
       benchCpu: (used.user + used.system) / 1_000 / ranMs,
       loopDelayP99Ms: loop.percentile(99) / 1e6,
+      firstGrantMs: firstGrant ?? Number.NaN,
       errors,
       overlaps,
       ...(setup.rounds === undefined ? {} : { acquireRounds: setup.rounds() }),

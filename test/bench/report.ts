@@ -176,6 +176,7 @@ export function renderMarkdown(
           "hand-off gap p50 / p90 / mean ms",
           "hold mean ms",
           "bench CPU, loop p99 ms",
+          "first grant ms",
           "errors",
           "overlaps",
         ],
@@ -191,6 +192,7 @@ export function renderMarkdown(
           `${fx(r.gap.p50, 0)} / ${fx(r.gap.p90, 0)} / ${fx(r.gap.mean, 0)}`,
           fx(r.holdMeanMs, 1),
           `${fx(100 * r.benchCpu, 0)} %, ${fx(r.loopDelayP99Ms, 0)}`,
+          fx(r.firstGrantMs, 0),
           r.errors,
           r.overlaps,
         ]),
@@ -205,7 +207,8 @@ export function renderMarkdown(
         "call, the nominal hold plus the bench process's timer lateness (all workers share its " +
         "event loop and CPU, which independent clients would not). Bench CPU: the bench process's " +
         "CPU time ÷ the window (mean over rounds; 100 % = one core) and its event loop's p99 " +
-        "delay (worst round).",
+        "delay (worst round). First grant: from a window's start to its first grant (mean " +
+        "over rounds).",
     );
     if (w.head.length > 0) {
       out.push(

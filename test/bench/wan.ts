@@ -90,6 +90,7 @@ function merge(
     gap: summarize(samples.gaps),
     benchCpu: sum((r) => r.benchCpu) / rows.length,
     loopDelayP99Ms: Math.max(...rows.map((r) => r.loopDelayP99Ms)),
+    firstGrantMs: sum((r) => r.firstGrantMs) / rows.length,
     holdMeanMs: sum((r) => (r.sections === 0 ? 0 : r.holdMeanMs * r.sections)) / sections,
     errors: sum((r) => r.errors),
     overlaps: sum((r) => r.overlaps),
