@@ -1,6 +1,6 @@
 /**
  * The WAN section's absent head: how long the key idles when the first waiter of the queue is
- * gone (docs/design/queue-handoff.md, H6). A holder holds the key; a waiter in a child process
+ * gone (docs/design/queue-handoff.md, "H6: streams"). A holder holds the key; a waiter in a child process
  * (head-child.ts) registers in every node's queue with its streams open and is then either
  * **frozen** (SIGSTOP: its streams stay open, so every node hands it the key and nobody counts it)
  * or **vanished** (SIGKILL: its streams close, so the nodes skip it); a second waiter, placed after
