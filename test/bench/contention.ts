@@ -15,17 +15,20 @@
  * Peers are set up to keep retrying for the whole window with their own default delays:
  * `@upstash/lock` `retry: { attempts: ⌈left / 100⌉ + 1, delay: 100 }` (its default delay),
  * node-redlock `retryCount: ⌊left / 200⌋` (default delay 200 ± 100 ms); edgelock
- * `wait: window + 1 s` with an `AbortSignal` that fires at the end of the window, in three set-ups
- * ({@link EdgelockMode}): one shared `Locks`, one `Locks` per worker, and one per worker with
- * `wake: true`.
+ * `wait: window + 1 s` with an `AbortSignal` that fires at the end of the window, in the set-ups of
+ * {@link EdgelockMode}: one shared `Locks`, one `Locks` per worker (the nodes' queues), the same
+ * over nodes that cannot stream (polling, as edgelock 0.1 did), and a fresh `Locks` per acquire
+ * (the Lambda model).
  *
  * @module
  */
 import { setMaxListeners } from "node:events";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Lock as UpstashLock } from "@upstash/lock";
 import type { Redis as IORedis } from "ioredis";
 import Redlock from "redlock";
-import { createLocks, type Locks } from "../../src/index";
+import type { DevNodeConfig } from "../../src/dev/index";
+import { createLocks, type Locks, type RedisLike } from "../../src/index";
 import {
   edgelockLikeClient,
   endpointRequests,
@@ -54,6 +57,22 @@ export interface ContentionRow {
   readonly nodeRequests: number;
   readonly requestsPerSection: number;
   readonly wait: Summary;
+  /**
+   * Hand-off gaps: from a release's start to the next grant, for grants made while nobody held
+   * the lock (the idle time a section costs beyond its hold: at least one round trip).
+   */
+  readonly gap: Summary;
+  /** Mean time from a grant to its release call, ms: the hold as the event loop delivered it. */
+  readonly holdMeanMs: number;
+  /**
+   * The bench process's CPU time over the window ÷ the window (1 = one core busy throughout) and
+   * its event loop's p99 delay, ms: where the workers' own process is the bottleneck (all of them
+   * share it, as independent clients would not), these show it.
+   */
+  readonly benchCpu: number;
+  readonly loopDelayP99Ms: number;
+  /** From the window's start to its first grant, ms (streams opening, first looks). */
+  readonly firstGrantMs: number;
   readonly errors: number;
   readonly overlaps: number;
   /** edgelock only: acquire rounds by result during the window (`onEvent`). */
@@ -85,9 +104,22 @@ const REDLOCK_DELAY = 200;
 /**
  * How the edgelock workers are set up: `shared`, one `Locks` for all (the callers of one isolate
  * or process: they line up locally and hand over); `clients`, one `Locks` per worker (independent
- * invocations, which only meet on the nodes); `wake`, like `clients` with wake-up on release.
+ * invocations, which only meet on the nodes: they wait in the nodes' queues and are handed the
+ * key); `polling`, like `clients` over nodes given as a `RedisLike` without `subscribe`, which
+ * cannot stream hand-offs, so the workers poll as edgelock 0.1 did (the baseline); `lambda`, a
+ * fresh `createLocks` for every acquire (one per Lambda invocation: no stream or state survives
+ * between two acquires of a worker).
  */
-export type EdgelockMode = "shared" | "clients" | "wake";
+export type EdgelockMode = "shared" | "clients" | "polling" | "lambda";
+
+/** A node as a plain `RedisLike` (`eval`/`evalsha` only): no `subscribe`, so its waiters poll. */
+function pollingNode(node: DevNodeConfig): RedisLike {
+  const client = edgelockLikeClient(node);
+  return {
+    eval: (script, keys, args) => client.eval(script, keys, args),
+    evalsha: (sha1, keys, args) => client.evalsha(sha1, keys, args),
+  };
+}
 
 /** edgelock on the first `n` nodes, in `mode`. */
 export function edgelockSetup(
@@ -97,19 +129,20 @@ export function edgelockSetup(
   mode: EdgelockMode,
 ): Setup {
   const rounds: Record<string, number> = {};
+  const nodes = cluster.nodes.slice(0, n);
+  const inputs = mode === "polling" ? nodes.map(pollingNode) : nodes;
   const make = () =>
     createLocks({
-      nodes: cluster.nodes.slice(0, n),
+      nodes: inputs,
       lease: LEASE,
-      wake: mode === "wake",
       onEvent(event) {
         if (event.type === "acquire") rounds[event.result] = (rounds[event.result] ?? 0) + 1;
       },
     });
-  const acquirer = (locks: Locks): Acquire => {
+  const acquirer = (made: () => Locks): Acquire => {
     return async (end, signal) => {
       try {
-        const lock = await locks.acquire(key, {
+        const lock = await made().acquire(key, {
           wait: Math.ceil(end - performance.now()) + 1_000,
           signal,
         });
@@ -120,14 +153,16 @@ export function edgelockSetup(
       }
     };
   };
-  const shared = mode === "shared" ? acquirer(make()) : undefined;
+  const once = (locks: Locks) => () => locks;
+  const shared = mode === "shared" ? acquirer(once(make())) : undefined;
+  const worker = () => acquirer(mode === "lambda" ? make : once(make()));
   return {
     id: mode === "shared" ? `edgelock-${n}` : `edgelock-${n}-${mode}`,
     library: "edgelock",
     nodes: n,
     counting: "endpoint requests",
     count: () => endpointRequests(cluster, n),
-    workers: async (count) => Array.from({ length: count }, () => shared ?? acquirer(make())),
+    workers: async (count) => Array.from({ length: count }, () => shared ?? worker()),
     reset: () => {
       for (const name of Object.keys(rounds)) delete rounds[name];
     },
@@ -200,12 +235,23 @@ function redlockSetup(cluster: BenchCluster, n: number, key: string): Setup {
   };
 }
 
-/** Run one contender for the window and count what it did. */
+/** Raw samples of a contender, to merge its rounds. */
+export interface Samples {
+  readonly waits: number[];
+  readonly gaps: number[];
+}
+
+/**
+ * Run one contender for the window and count what it did; every wait and hand-off gap measured
+ * is also pushed to `samples` when given (to merge rounds of one contender).
+ */
 export async function runOne(
   cluster: BenchCluster,
   setup: Setup,
   options: ContentionOptions,
+  samples: Samples = { waits: [], gaps: [] },
 ): Promise<ContentionRow> {
+  const { waits, gaps } = samples;
   try {
     const acquirers = await setup.workers(options.workers);
     // Warm up: scripts cached on every node, connections open.
@@ -218,18 +264,25 @@ export async function runOne(
     setup.reset?.();
     const before = await setup.count();
 
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const cpu = process.cpuUsage();
     const start = performance.now();
     const end = start + options.durationMs;
     const stop = new AbortController();
     // Every worker's acquire listens to the one window signal.
     setMaxListeners(4 * options.workers, stop.signal);
     const timer = setTimeout(() => stop.abort(new Error("window over")), options.durationMs);
-    const waits: number[] = [];
+    const first = waits.length;
+    const firstGap = gaps.length;
+    let releasedAt: number | undefined;
+    let heldMs = 0;
+    let firstGrant: number | undefined;
     let sections = 0;
     let errors = 0;
     let inside = 0;
     let overlaps = 0;
-    const loop = async (acquire: Acquire): Promise<void> => {
+    const work = async (acquire: Acquire): Promise<void> => {
       let waitStart: number | undefined;
       while (performance.now() < end) {
         waitStart ??= performance.now();
@@ -249,18 +302,26 @@ export async function runOne(
           break;
         }
         waits.push(grantedAt - waitStart);
+        firstGrant ??= grantedAt - start;
         waitStart = undefined;
         if (inside > 0) overlaps++;
+        else if (releasedAt !== undefined) gaps.push(grantedAt - releasedAt);
+        releasedAt = undefined;
         inside++;
         await sleep(options.holdMs);
         inside--;
         sections++;
+        releasedAt = performance.now();
+        heldMs += releasedAt - grantedAt;
         await release().catch(() => errors++);
       }
       // Still waiting when the window ended: its elapsed wait is a lower bound.
       if (waitStart !== undefined) waits.push(end - waitStart);
     };
-    await Promise.all(acquirers.map(loop));
+    await Promise.all(acquirers.map(work));
+    const used = process.cpuUsage(cpu);
+    const ranMs = performance.now() - start;
+    loop.disable();
     clearTimeout(timer);
     await settle(cluster);
     await sleep(50);
@@ -274,7 +335,12 @@ export async function runOne(
       sectionsPerSecond: sections / (options.durationMs / 1_000),
       nodeRequests,
       requestsPerSection: sections === 0 ? Number.POSITIVE_INFINITY : nodeRequests / sections,
-      wait: summarize(waits),
+      wait: summarize(waits.slice(first)),
+      gap: summarize(gaps.slice(firstGap)),
+      holdMeanMs: sections === 0 ? Number.NaN : heldMs / sections,
+      benchCpu: (used.user + used.system) / 1_000 / ranMs,
+      loopDelayP99Ms: loop.percentile(99) / 1e6,
+      firstGrantMs: firstGrant ?? Number.NaN,
       errors,
       overlaps,
       ...(setup.rounds === undefined ? {} : { acquireRounds: setup.rounds() }),
@@ -284,7 +350,7 @@ export async function runOne(
   }
 }
 
-const EDGELOCK_MODES: readonly EdgelockMode[] = ["shared", "clients", "wake"];
+const EDGELOCK_MODES: readonly EdgelockMode[] = ["shared", "clients", "polling"];
 
 /**
  * Run `@upstash/lock` and edgelock (1 node), then node-redlock and edgelock (5 nodes), edgelock in

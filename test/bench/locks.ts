@@ -13,7 +13,9 @@
 // --duration (contention window, ms), --workers, --hold (ms), --sections
 // (uncontended,slow-minority,contention,cost,idempotency,wan,bundle), --latency <min-max> (the
 // WAN section's per node request latency, default 8-12), --far <min-max> (the last node's),
-// --wan-workers (16), --wan-hold (ms, 20), --out (JSON path), --cluster
+// --wan-workers (16), --wan-hold (ms, 20), --wan-rounds (rounds over the WAN contenders, each
+// contender's window per round --duration; 2, quick 1), --head-times (repetitions of each
+// absent-head measurement; 2, quick 1; 0 skips it), --out (JSON path), --cluster
 // per-node|child|in-process (where the dev cluster's REST endpoints run; default per-node: one
 // forked process per node, so their work neither runs on the bench's event loop nor queues behind
 // the other nodes' on one event loop, as with separate remote servers; child: one forked process
@@ -67,6 +69,8 @@ const { values } = parseArgs({
     far: { type: "string" },
     "wan-workers": { type: "string", default: "16" },
     "wan-hold": { type: "string", default: "20" },
+    "wan-rounds": { type: "string" },
+    "head-times": { type: "string" },
   },
 });
 
@@ -98,6 +102,9 @@ const config = {
   wanWorkers: positive("wan-workers", values["wan-workers"], 16),
   wanHoldMs: positive("wan-hold", values["wan-hold"], 20),
   wanDurationMs: positive("duration", values.duration, scaled(4_000, 1_500)),
+  wanRounds: positive("wan-rounds", values["wan-rounds"], quick ? 1 : 2),
+  headTimes:
+    values["head-times"] === "0" ? 0 : positive("head-times", values["head-times"], quick ? 1 : 2),
   sections: (values.sections ?? "").split(",").filter((s): s is Section => {
     if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown ${s}`);
     return true;
@@ -169,11 +176,13 @@ try {
       workers: config.wanWorkers,
       holdMs: config.wanHoldMs,
       durationMs: config.wanDurationMs,
+      rounds: config.wanRounds,
       latency: config.latency,
       far: config.far,
+      headTimes: config.headTimes,
     };
     log(
-      `WAN: latency ${options.latency.join("-")} ms, ${options.workers} workers, ${options.durationMs} ms each`,
+      `WAN: latency ${options.latency.join("-")} ms, ${options.workers} workers, ${options.durationMs} ms each, ${options.rounds} round(s); absent head ×${options.headTimes}`,
     );
     results.wan = await runWan(cluster, options);
   }

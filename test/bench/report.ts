@@ -48,8 +48,9 @@ const NOTES = {
     "node requests/s); node-redlock's pipelined TCP commands are far cheaper. Floor of node " +
     "requests/section: 2 per node (acquire + release). edgelock-N: 32 callers of one `Locks` " +
     "(one isolate: local line and handover); edgelock-N-clients: one `Locks` per worker " +
-    "(independent invocations, polling); edgelock-N-wake: one `Locks` per worker with " +
-    "`wake: true` (wait room + SSE wake-up on release; the SSE streams count as requests).",
+    "(independent invocations: the nodes' queues and hand-off; each SSE stream counts as one " +
+    "request); edgelock-N-polling: the same over nodes given as a `RedisLike` without " +
+    "`subscribe`, so they poll as edgelock 0.1 did.",
 };
 
 /** The markdown report of one run. */
@@ -136,6 +137,9 @@ export function renderMarkdown(
           "p50 wait ms",
           "p99 wait ms",
           "acquire rounds/section (busy)",
+          "hand-off gap p50 / mean ms",
+          "bench CPU, loop p99 ms",
+          "first grant ms",
           "errors",
           "overlaps",
         ],
@@ -149,6 +153,9 @@ export function renderMarkdown(
           ms(r.wait.p50),
           ms(r.wait.p99),
           roundsCell(r),
+          `${fx(r.gap.p50, 0)} / ${fx(r.gap.mean, 0)}`,
+          `${fx(100 * r.benchCpu, 0)} %, ${fx(r.loopDelayP99Ms, 0)}`,
+          fx(r.firstGrantMs, 0),
           r.errors,
           r.overlaps,
         ]),
@@ -158,19 +165,24 @@ export function renderMarkdown(
   }
   const w = results.wan;
   if (w !== undefined) {
-    const { workers, holdMs, durationMs, latency, far } = w.options;
+    const { workers, holdMs, durationMs, latency, far, rounds } = w.options;
     const farText = far === undefined ? "" : `, last node ${far[0]}–${far[1]} ms`;
     out.push(
-      `\n### 7. WAN contention (every node request ${latency[0]}–${latency[1]} ms${farText}; ${workers} workers, one key, ${holdMs} ms hold, ${durationMs / 1000} s each)\n`,
+      `\n### 7. WAN contention (every node request ${latency[0]}–${latency[1]} ms${farText}; ${workers} workers, one key, ${holdMs} ms hold, ${rounds} × ${durationMs / 1000} s each, interleaved; load ${w.load[0]} → ${w.load[1]})\n`,
       table(
         [
           "contender",
           "nodes",
           "sections/s",
+          "of floor",
           "node requests/section",
           "p50 wait ms",
           "p99 wait ms",
           "max wait ms",
+          "hand-off gap p50 / p90 / mean ms",
+          "hold mean ms",
+          "bench CPU, loop p99 ms",
+          "first grant ms",
           "errors",
           "overlaps",
         ],
@@ -178,18 +190,46 @@ export function renderMarkdown(
           r.id,
           r.nodes,
           fx(r.sectionsPerSecond, 1),
+          `${fx(r.sectionsPerSecond / w.floorSectionsPerSecond)}×`,
           fx(r.requestsPerSection),
           ms(r.wait.p50),
           ms(r.wait.p99),
           ms(r.wait.max),
+          `${fx(r.gap.p50, 0)} / ${fx(r.gap.p90, 0)} / ${fx(r.gap.mean, 0)}`,
+          fx(r.holdMeanMs, 1),
+          `${fx(100 * r.benchCpu, 0)} %, ${fx(r.loopDelayP99Ms, 0)}`,
+          fx(r.firstGrantMs, 0),
           r.errors,
           r.overlaps,
         ]),
       ),
       `\nPhysical floor: ${fx(w.floorSectionsPerSecond, 1)} sections/s (each hand-off costs at least the ${holdMs} ms hold plus one ${((latency[0] + latency[1]) / 2).toFixed(0)} ms round trip). ` +
-        "edgelock-N-clients: one `Locks` per worker (independent invocations, polling); -wake: with " +
-        "`wake: true`; edgelock-N: one shared `Locks` (the callers of one isolate).",
+        "edgelock-N-clients: one `Locks` per worker (independent invocations: the nodes' queues, " +
+        "hand-off over SSE); -polling: the same over nodes that cannot stream (a `RedisLike` " +
+        "without `subscribe`: polling, as edgelock 0.1); -lambda: a fresh `createLocks` per " +
+        "acquire; edgelock-N: one shared `Locks` (the callers of one isolate). A wait still " +
+        "running when a window ends counts with its elapsed time. Hand-off gap: from a release's " +
+        "start to the next grant (the floor is one round trip). Hold mean: a grant to its release " +
+        "call, the nominal hold plus the bench process's timer lateness (all workers share its " +
+        "event loop and CPU, which independent clients would not). Bench CPU: the bench process's " +
+        "CPU time ÷ the window (mean over rounds; 100 % = one core) and its event loop's p99 " +
+        "delay (worst round). First grant: from a window's start to its first grant (mean " +
+        "over rounds).",
     );
+    if (w.head.length > 0) {
+      out.push(
+        "\n#### Absent head (the queue's first waiter frozen with its streams open, or its process killed)\n",
+        table(
+          ["head", "nodes", "release → next grant, ms", "bound (handMs + retryDelayMax) ms"],
+          w.head.map((h) => [
+            h.kind,
+            h.nodes,
+            h.idleMs.map((x) => fx(x, 0)).join(", "),
+            `${h.boundMs} (${h.handMs} + ${h.retryDelayMax})`,
+          ]),
+        ),
+      );
+    }
   }
   if (results.cost !== undefined) {
     out.push(

@@ -118,6 +118,82 @@ function versus(
   return out;
 }
 
+/**
+ * Independent clients (one `Locks` per worker) in the nodes' queues at N nodes, against the floor
+ * (or, where this machine cannot reach it, the shared mode of the same run).
+ */
+function floorTarget(w: WanResult, n: number): TargetResult | undefined {
+  const clients = w.rows.find((r) => r.id === `edgelock-${n}-clients`);
+  const shared = w.rows.find((r) => r.id === `edgelock-${n}`);
+  if (clients === undefined || shared === undefined) return undefined;
+  const floor = w.floorSectionsPerSecond;
+  const ofFloor = clients.sectionsPerSecond / floor;
+  const ofShared = clients.sectionsPerSecond / shared.sectionsPerSecond;
+  return {
+    target: `WAN: edgelock-${n}-clients sections/s ≥ 0.8× the floor, or ≥ 0.95× edgelock-${n} (shared) where the machine cannot reach the floor`,
+    measured:
+      `${fx(ofFloor)}× the floor (${fx(clients.sectionsPerSecond, 1)} of ${fx(floor, 1)} /s); ` +
+      `${fx(ofShared)}× shared (${fx(shared.sectionsPerSecond, 1)} /s)`,
+    ratio: ofFloor,
+    limit: "≥ 0.8× floor or ≥ 0.95× shared",
+    met: ofFloor >= 0.8 || ofShared >= 0.95,
+  };
+}
+
+/** A fair queue: p99 wait within 1.5 turns of the whole line (clients ÷ sections/s). */
+function fairTarget(w: WanResult, id: string): TargetResult | undefined {
+  const row = w.rows.find((r) => r.id === id);
+  if (row === undefined) return undefined;
+  const turn = (1_000 * w.options.workers) / row.sectionsPerSecond;
+  const ratio = row.wait.p99 / (1.5 * turn);
+  return {
+    target: `WAN: ${id} p99 wait ≤ 1.5 × (clients ÷ sections/s)`,
+    measured: `${fx(ratio)}× (p99 ${fx(row.wait.p99, 0)} ms; 1.5 × ${w.options.workers} ÷ ${fx(row.sectionsPerSecond, 1)} /s = ${fx(1.5 * turn, 0)} ms)`,
+    ratio,
+    limit: "≤ 1×",
+    met: ratio <= 1,
+  };
+}
+
+function wanTargets(w: WanResult): TargetResult[] {
+  const out: (TargetResult | undefined)[] = [];
+  const where = "WAN";
+  out.push(...versus(w.rows, where, "edgelock-1", "upstash-lock", { sections: 1, requests: 0.5 }));
+  out.push(
+    ...versus(w.rows, where, "edgelock-1-clients", "upstash-lock", { sections: 0.9, requests: 1 }),
+  );
+  const counts = [...new Set(w.rows.filter((r) => r.library === "edgelock").map((r) => r.nodes))];
+  for (const n of counts) {
+    const clients = `edgelock-${n}-clients`;
+    const polling = `edgelock-${n}-polling`;
+    if (n > 1) out.push(floorTarget(w, n));
+    out.push(fairTarget(w, clients));
+    // One node: no worse than polling in throughput as well.
+    out.push(
+      ...versus(w.rows, where, clients, polling, {
+        p99: 0.3,
+        requests: 1,
+        ...(n === 1 ? { sections: 1 } : {}),
+      }),
+    );
+    out.push(
+      ...versus(w.rows, where, `edgelock-${n}-lambda`, polling, { sections: 1, requests: 1 }),
+    );
+  }
+  for (const head of w.head) {
+    const worst = Math.max(...head.idleMs);
+    const ratio = worst / head.boundMs;
+    out.push({
+      target: `WAN: a ${head.kind} head at ${head.nodes} node(s) idles the key ≤ handMs + retryDelayMax`,
+      measured: `${fx(ratio)}× (worst ${fx(worst, 0)} ms of ${head.idleMs.map((x) => fx(x, 0)).join(", ")}; bound ${head.handMs} + ${head.retryDelayMax} ms)`,
+      ratio,
+      limit: `≤ ${head.boundMs} ms`,
+      met: worst <= head.boundMs,
+    });
+  }
+  return out.filter((t): t is TargetResult => t !== undefined);
+}
+
 /** Evaluate every target the run has data for. */
 export function evaluateTargets(results: BenchResults): TargetResult[] {
   const targets: (TargetResult | undefined)[] = [];
@@ -180,27 +256,7 @@ export function evaluateTargets(results: BenchResults): TargetResult[] {
     );
   }
   const w = results.wan;
-  if (w !== undefined) {
-    const where = "WAN";
-    targets.push(
-      ...versus(w.rows, where, "edgelock-1", "upstash-lock", { sections: 1, requests: 0.5 }),
-    );
-    targets.push(
-      ...versus(w.rows, where, "edgelock-1-clients", "upstash-lock", {
-        sections: 0.9,
-        requests: 1,
-      }),
-    );
-    for (const n of [...new Set(w.rows.map((r) => r.nodes))]) {
-      targets.push(
-        ...versus(w.rows, where, `edgelock-${n}-wake`, `edgelock-${n}-clients`, {
-          p99: 0.3,
-          requests: 0.7,
-          sections: 0.9,
-        }),
-      );
-    }
-  }
+  if (w !== undefined) targets.push(...wanTargets(w));
   for (const cost of results.cost ?? []) {
     if (cost.expected === undefined) continue;
     const ratio = cost.requestsPerLockedRequest / cost.expected;

@@ -16,7 +16,7 @@ import { Lock as UpstashLock } from "@upstash/lock";
 import type { Redis as IORedis } from "ioredis";
 import Redlock from "redlock";
 import { createLocks } from "../../src/index";
-import { ACQUIRE, RELEASE } from "../../src/scripts/index";
+import { ACQUIRE, RELEASE, scriptKeys, tombstoneKey } from "../../src/scripts/index";
 import { defaultClient, edgelockLikeClient, ioredisClients, randomToken, settle } from "./clients";
 import type { BenchCluster } from "./cluster";
 import { type Contender, interleave, type Summary, summarize } from "./stats";
@@ -143,8 +143,11 @@ async function call(run: () => Promise<unknown>): Promise<unknown> {
 function raw(cluster: BenchCluster, n: number, quorum: boolean): Entry {
   const clients = cluster.nodes.slice(0, n).map(edgelockLikeClient);
   const id = quorum ? `raw-${n}-quorum` : `raw-${n}`;
-  const keys = [`bench:u:${id}`, `bench:u:${id}:fence`];
-  const ttl = String(LEASE);
+  const lock = `bench:u:${id}`;
+  // The KEYS edgelock sends: the key, its fence counter and its queue (plus, for ACQUIRE, the
+  // round's tombstone).
+  const triple = [{ lock, fence: `${lock}:fence`, room: `${lock}:wait` }];
+  const keys = scriptKeys(triple);
   const wait = quorum ? Math.floor(n / 2) + 1 : n;
   return {
     library: quorum ? "raw floor, early majority" : "raw floor",
@@ -154,10 +157,12 @@ function raw(cluster: BenchCluster, n: number, quorum: boolean): Entry {
       id,
       async run() {
         const token = randomToken();
+        const acquireKeys = scriptKeys(triple, tombstoneKey(triple, token));
+        const acquireArgs = ACQUIRE.args({ token, ttl: LEASE, fencing: false });
         // A round succeeds once `wait` nodes granted (every node when `wait` is N); the release
         // round once `wait` nodes answered.
         await firstK(
-          clients.map((c) => call(() => c.evalsha(ACQUIRE.sha1, keys, [token, ttl, "0"]))),
+          clients.map((c) => call(() => c.evalsha(ACQUIRE.sha1, acquireKeys, acquireArgs))),
           wait,
           isGranted,
         );
