@@ -15,10 +15,10 @@ import {
 import type { Round } from "../quorum";
 import { drift, validity } from "../quorum";
 import type { CasReply, CompleteReply } from "../scripts";
-import type { Grant } from "./acquire";
 import { completeRounds, type Ending } from "./complete";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
+import type { Grant } from "./grant";
 import { Life, type Phase } from "./life";
 import { checkLease, checkReach } from "./options";
 import { unref } from "./timing";

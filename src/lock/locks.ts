@@ -1,7 +1,8 @@
 import { ConfigurationError, checkKnown, isLockBusyError, isPlainObject } from "../errors";
 import { freeAfter } from "../quorum";
-import { acquireLoop, type Grant } from "./acquire";
+import { acquireLoop } from "./acquire";
 import { LockCore } from "./core";
+import type { Grant } from "./grant";
 import { LockHandle } from "./handle";
 import { checkKey, checkKeys, type LockKey } from "./keyset";
 import { type ResolvedCall, type ResolvedOptions, resolveCall, resolveOptions } from "./options";

@@ -7,9 +7,10 @@ import {
   QuorumError,
   withFix,
 } from "../errors";
-import { type Grant, grantOf } from "./acquire";
+import { grantOf } from "./acquire";
 import type { LockCore } from "./core";
 import { budgetShortfall, cleanup } from "./failure";
+import type { Grant } from "./grant";
 import { checkKeys, type KeySet } from "./keyset";
 import { judge } from "./look";
 import { MAX_LEASE } from "./options";
