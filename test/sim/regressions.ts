@@ -120,9 +120,17 @@ export const REGRESSIONS = {
     finds: "fence-order",
   },
   /**
-   * c: three callers of one instance keep re-acquiring (20 ms holds) while one caller of another
-   * instance waits. Undone, every release hands the key on locally and the other instance's
-   * caller is served after all 15 later local calls (fairness).
+   * c: the first caller of an instance takes the free key on its first look; two more of that
+   * instance call while it holds, so they wait in its local line without looking, and each release
+   * hands the key on in the same requests (HANDOVER). All three keep re-acquiring (20 ms holds)
+   * while one caller of another instance waits in the queue from 30 ms. With the fix, the first
+   * HANDOVER whose next local call is placed after the waiter hands the key to the waiter instead
+   * (flag 3; at seed 7 the second, at 51 ms).
+   * Undone, the key goes on locally until the backstop (`HANDOVER_RUN_MAX` handovers in a row)
+   * sends a release to the nodes, and the waiter is overtaken by local calls placed after it
+   * (queue-order). The local callers must not start together: their first looks may split, every
+   * one of them then queues, and a queued call's grant is released to the nodes, never handed
+   * over (docs/SAFETY.md L3): no HANDOVER would run before the waiter is served (seed 7 did so).
    */
   "c-handover-starvation": {
     spec: {
@@ -133,7 +141,7 @@ export const REGRESSIONS = {
       fencing: false,
       keys: 1,
       instances: [
-        { wake: false, rate: 1, callers: [busyLocal(0), busyLocal(1), busyLocal(2)] },
+        { wake: false, rate: 1, callers: [busyLocal(0), busyLocal(10), busyLocal(12)] },
         { wake: false, rate: 1.004, callers: [caller(30, acquire(1_000, 4_000, 20))] },
       ],
     },

@@ -341,8 +341,12 @@ export const REGISTERED_WITHIN = 50;
 /**
  * 5c (docs/SAFETY.md §6 "The queue"): a waiter for one key whose registration reached every node
  * is overtaken only by calls placed before it (up to the clock offsets between instances), by
- * callers that do not queue (a lock on several keys) and by a ticket's lock resumed. A waiter of a line becomes first in it, and
- * registers, when the caller before it of its instance is granted.
+ * callers that do not queue (a lock on several keys) and by a ticket's lock resumed. A waiter of
+ * a line becomes first in it when the caller before it of its instance is granted; it registers
+ * only after that grant ends (its own look refused), and until then §6 "The local line" keeps
+ * its place: the release hands the key to it, or to a queue's waiter placed before it, in the
+ * same requests. So a later caller of another instance granted after that release breaches the
+ * line or the queue.
  */
 function queueOrder(input: CheckInput): Finding[] {
   const found: Finding[] = [];
