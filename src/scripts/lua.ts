@@ -147,7 +147,8 @@ end
  * - `handoff(i, token, f, lo)`: key i (free) to waiter `token`: `SET key token PX handMs`, a fence
  *   when it issues fences, and `token|look|gap|handMs|fence` published on its instance's channel;
  *   a waiter nobody listens for here (PUBLISH answers 0) is dropped instead, and nothing is set.
- * - `serve(i, lo, skip, limit, from)`: hand key i (free) to the first waiter that can take it.
+ * - `serve(i, lo, skip, limit, from)`: hand key i (free) to the first waiter that can take it;
+ *   with none, the key stays free and `^` goes (a queue with no waiter left is then deleted).
  * - `unhold(i, token)`: forget `^` where it names `token` (its key was freed): a queue with
  *   nobody in it is deleted, and a lock nobody waits for leaves no queue behind.
  */
@@ -253,12 +254,14 @@ local function serve(i, lo, skip, limit, from)
   for _ = 1, 8 do
     local token, f = head(i, lo, skip, limit)
     if token == nil then
-      return nil
+      break
     end
     if handoff(i, token, f, lo, from) then
       return token, f
     end
   end
+  -- The key stays free here: no holder to name, and a queue with no waiter left is deleted.
+  redis.call("HDEL", roomKey(i), "^")
   return nil
 end
 `;

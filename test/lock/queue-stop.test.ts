@@ -20,6 +20,7 @@ const instance = (prefix: string): Locks =>
     nodes: dev.cluster.nodes.map((n) => ({ url: n.url, token: n.token })),
     prefix,
     lease: 5_000,
+    requestTimeout: 1_000,
     retryDelayMax: 300,
   });
 
