@@ -75,6 +75,8 @@ export class QueuedWait {
   readonly #starts = new Map<number, number>();
   /** Per node: the place of the holder that refused our last look there (-1: unknown). */
   readonly #aheads = new Map<number, number>();
+  /** Per node: when the holder that refused our last look there expires (`performance.now()`). */
+  readonly #ends = new Map<number, number>();
   #looks = 0;
   #woken: (() => void) | undefined;
   #last: readonly NodeOutcome[] = [];
@@ -132,7 +134,9 @@ export class QueuedWait {
       }
       if (now >= this.#nextLook) {
         await this.#look();
-        this.#nextLook = performance.now() + retryDelayMax;
+        // The next refresh, or sooner when a majority's holders expire: a holder that never
+        // releases (it crashed) frees the key without a script to hand it on.
+        this.#nextLook = Math.min(performance.now() + retryDelayMax, this.#expiry() + 1);
         continue;
       }
       const until = Math.min(
@@ -189,12 +193,16 @@ export class QueuedWait {
     if (answer.status === "ok") {
       this.#tally.placed(index, { ...by, fence: answer.fence ?? 0 });
       this.#aheads.delete(index);
+      this.#ends.delete(index);
     } else if (answer.status === "done") {
       const pttl = answer.pttl ?? -1;
       this.#marked.set(index, pttl < 0 ? Number.POSITIVE_INFINITY : by.start + pttl);
     } else if (answer.status === "held") {
       this.#tally.lost(index);
       this.#aheads.set(index, answer.ahead ?? -1);
+      const pttl = answer.pttl ?? -1;
+      if (pttl >= 0) this.#ends.set(index, by.start + pttl);
+      else this.#ends.delete(index);
     }
     this.#woken?.();
   }
@@ -220,6 +228,12 @@ export class QueuedWait {
     const sized = this.plan.size();
     if (!(sized instanceof Error)) return sized;
     throw this.#last.length === 0 ? this.plan.short(sized) : this.#failure(sized);
+  }
+
+  /** When the holders of a majority of nodes expire, as last seen (never: `Infinity`). */
+  #expiry(): number {
+    const ends = [...this.#ends.values()].sort((a, b) => a - b);
+    return ends[this.core.quorum - 1] ?? Number.POSITIVE_INFINITY;
   }
 
   /** A caller placed before us holds a node we lack: we are the one to give way. */
