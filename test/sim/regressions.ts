@@ -795,4 +795,43 @@ export const REGRESSIONS = {
     mutant: "q5-discard-keeps-record",
     finds: "blocked-by-nobody",
   },
+  /**
+   * The queue's head froze with its streams open (docs/SAFETY.md §6 "Progress"): instance 1's
+   * waiter is first in the queue when its process stops; the release hands it the key (PUBLISH
+   * counts its open stream), nobody takes it up, and instance 2's waiter gets the key once the
+   * hand-off's TTL ran out, at its next refresh: at most `handMs` + `retryDelayMax` of idle time.
+   */
+  "q-frozen-head": {
+    spec: {
+      seed: 5,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      stops: [{ instance: 1, at: 200, streams: "open" }],
+      instances: [
+        { wake: false, rate: 1, callers: [caller(0, acquire(1_000, 0, 300))] },
+        { wake: false, rate: 1, callers: [caller(50, acquire(1_000, 5_000, 10))] },
+        { wake: false, rate: 1, callers: [caller(100, acquire(1_000, 5_000, 10))] },
+      ],
+    },
+  },
+  /** As `q-frozen-head`, but the head was killed (its streams closed): the release skips it. */
+  "q-killed-head": {
+    spec: {
+      seed: 5,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      stops: [{ instance: 1, at: 200, streams: "closed" }],
+      instances: [
+        { wake: false, rate: 1, callers: [caller(0, acquire(1_000, 0, 300))] },
+        { wake: false, rate: 1, callers: [caller(50, acquire(1_000, 5_000, 10))] },
+        { wake: false, rate: 1, callers: [caller(100, acquire(1_000, 5_000, 10))] },
+      ],
+    },
+  },
 } satisfies Record<string, Regression>;
