@@ -63,7 +63,7 @@ export interface LockErrorOptions {
 export class LockError extends Error {
   override name = "LockError";
   /** Per-node outcomes of the round that failed (empty when no node was involved). */
-  readonly outcomes: readonly NodeOutcome[];
+  declare readonly outcomes: readonly NodeOutcome[];
 
   constructor(message: string, options: LockErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -89,10 +89,10 @@ export type TransportErrorKind = "timeout" | "network" | "server" | "reply" | "a
 export class TransportError extends LockError {
   override name = "TransportError";
   /** Index of the node in the `nodes` option. */
-  readonly node: number;
+  declare readonly node: number;
   /** Host (and port) of the node. */
-  readonly host: string;
-  readonly kind: TransportErrorKind;
+  declare readonly host: string;
+  declare readonly kind: TransportErrorKind;
 
   constructor(
     node: number,

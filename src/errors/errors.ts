@@ -24,9 +24,9 @@ import { describeNodes } from "./report";
  */
 export class LockBusyError extends LockError {
   override name = "LockBusyError";
-  readonly key: string;
+  declare readonly key: string;
   /** Milliseconds until the current holder's grant runs out (upper bound; it may release earlier). */
-  readonly retryAfter: number;
+  declare readonly retryAfter: number;
 
   constructor(key: string, retryAfter: number, options: LockBusyErrorOptions = {}) {
     super(busyMessage(key, retryAfter, options.outcomes ?? [], options.lastRound), options);
@@ -80,7 +80,7 @@ function busyMessage(
  */
 export class QuorumError extends LockError {
   override name = "QuorumError";
-  readonly key: string;
+  declare readonly key: string;
 
   constructor(key: string, message: string, options: LockErrorOptions = {}) {
     super(`lock "${key}": ${message}`, options);
@@ -97,7 +97,7 @@ export class QuorumError extends LockError {
  */
 export class LockLostError extends LockError {
   override name = "LockLostError";
-  readonly key: string;
+  declare readonly key: string;
 
   constructor(key: string, message: string, options: LockErrorOptions = {}) {
     super(`lock "${key}" lost: ${message}`, options);
@@ -121,9 +121,9 @@ export type LockEnd = "released" | "handed-on" | "completed";
  */
 export class LockEndedError extends LockError {
   override name = "LockEndedError";
-  readonly key: string;
+  declare readonly key: string;
   /** `"released"`, `"handed-on"` (a ticket) or `"completed"` (a done marker). */
-  readonly how: LockEnd;
+  declare readonly how: LockEnd;
 
   constructor(key: string, how: LockEnd, options: LockErrorOptions = {}) {
     const what =
@@ -148,9 +148,9 @@ export class LockEndedError extends LockError {
 export class BudgetExhaustedError extends LockError {
   override name = "BudgetExhaustedError";
   /** Milliseconds left until the budget's deadline when the check failed. */
-  readonly remainingMs: number;
+  declare readonly remainingMs: number;
   /** Subrequests left in the allowance (`Infinity` without an allowance). */
-  readonly remainingSubrequests: number;
+  declare readonly remainingSubrequests: number;
 
   constructor(
     message: string,
@@ -181,9 +181,9 @@ export interface ConfigurationErrorOptions extends LockErrorOptions {
 export class ConfigurationError extends LockError {
   override name = "ConfigurationError";
   /** The option's path, e.g. `"lease"` or `"nodes[2]"`, or the variable's (`"EDGELOCK_NODES[0].url"`). */
-  readonly option: string;
+  declare readonly option: string;
   /** `true` when `option` is an environment variable rather than an option of the API. */
-  readonly variable: boolean;
+  declare readonly variable: boolean;
 
   constructor(option: string, message: string, options: ConfigurationErrorOptions = {}) {
     const what = options.variable === true ? "environment variable" : "option";

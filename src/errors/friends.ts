@@ -19,8 +19,11 @@ export {
 export {
   configurationFault,
   describeNodes,
+  isFailed,
+  isGone,
   isRejected,
   isUnanswered,
   nodeName,
   reasonOf,
+  withFix,
 } from "./report";

@@ -16,8 +16,8 @@ import type { ResolvedCall } from "./options";
 import type { RoundSpec, RoundTerms } from "./spec";
 import { newToken } from "./timing";
 import { combinedWaiter } from "./wait/combined";
-import { handMsFor, QueuedWait } from "./wait/queued";
 import type { LocalHold } from "./wait/queue";
+import { handMsFor, QueuedWait } from "./wait/queued";
 import { type Tries, triesOf } from "./wait/tried";
 import type { Waiter } from "./wait/waiter";
 
@@ -48,9 +48,15 @@ export interface Grant {
   readonly local: LocalHold;
   /**
    * The validity comes from a hand-off (the queue, P3): it lasts the hand-off TTL, not the lease.
-   * The handle extends it to the lease at once, with or without auto-extension.
+   * The handle extends it to the lease halfway through, with or without auto-extension.
    */
   readonly short?: true;
+  /**
+   * A queued call's grant (one token for all its looks): its release writes the token's
+   * tombstone for this many ms, so a look of the call that runs late places nothing (L3), and it
+   * is released to the nodes, never handed over in the same requests.
+   */
+  readonly closes?: number;
 }
 
 /** A round judged granted (see {@link grantOf}). */
@@ -134,12 +140,18 @@ export async function acquireLoop(
   const waiter: Waiter = combinedWaiter(core, call, plan);
   const tries = triesOf(core, key, began);
 
+  // The last look found the key held by another caller: a caller that queues waits in the nodes'
+  // queues from its next turn on (a look that failed for other reasons is retried as before).
+  let busyLast: Round<number> | undefined;
   try {
     for (let attempt = 0; ; attempt++) {
       const handed = await waiter.turn(tries.failure);
-      // After a refused look, a caller that queues waits in the nodes' queues from here on.
-      if (handed === undefined && waiter.queues && tries.failure() !== undefined) {
-        const queue = { keys, place: waiter.place, waitUntil, size, alive: waiter.stand() };
+      if (handed === undefined && waiter.queues && busyLast !== undefined) {
+        // The refused look's last requests answer first: on Workers a request has six
+        // connections waiting for headers, and the N streams are about to open.
+        await busyLast.settled;
+        const { short } = tries;
+        const queue = { keys, place: waiter.place, waitUntil, size, short, alive: waiter.stand() };
         return await queuedGrant(core, target, call, queue);
       }
       const next = handed?.next ?? size();
@@ -169,7 +181,8 @@ export async function acquireLoop(
       const hopeless =
         markerOutlasts(outcomes, waitUntil - now) || tokensRuleOutMajority(core, outcomes);
       if (now >= waitUntil || hopeless) throw tries.giveUp(refused.error);
-      if (!waiter.queues) await waiter.pause(refused);
+      busyLast = result === "busy" && !outcomes.some(isDone) ? round : undefined;
+      if (!(waiter.queues && busyLast !== undefined)) await waiter.pause(refused);
     }
   } finally {
     waiter.stop();
@@ -184,6 +197,8 @@ interface QueueCall {
   readonly waitUntil: number;
   /** Sizes the next look (its token is not used: a queued call has one token of its own). */
   readonly size: () => RoundTerms | LockError;
+  /** The failure to report when the budget cannot cover the first look (the loop's last). */
+  readonly short: (shortfall: LockError) => LockError;
   /** Called at each look: the call is alive, first in its local line. */
   readonly alive: () => void;
 }
@@ -204,7 +219,7 @@ async function queuedGrant(
   queue: QueueCall,
 ): Promise<Grant> {
   const { nodes, options } = core;
-  const { keys, place, waitUntil, alive } = queue;
+  const { keys, place, waitUntil, alive, short } = queue;
   const { budget, lease } = call;
   const key = target.name;
   const token = newToken();
@@ -213,7 +228,8 @@ async function queuedGrant(
     alive();
     return queue.size();
   };
-  const wait = new QueuedWait(core, call, { key, keys, place, token, waitUntil, size });
+  const plan = { key, keys, place, token, waitUntil, size, short };
+  const wait = new QueuedWait(core, call, plan);
   const room = (keys[0] as Keys[number]).room;
   const listening = core.streams.listen(nodes, room, token, (index, h) => wait.handed(index, h));
   let granted = false;
@@ -258,6 +274,7 @@ async function queuedGrant(
         // Any node may have handed us the key (we were in every queue): a release asks them all.
         holds: nodes.map(() => true),
         local: core.lines.of(core.lineKey(keys)).hold(validUntil),
+        closes: Math.max(queued.terms.ttl, handMsFor(queued.terms.ttl, timeoutMs)),
         ...(validUntil - performance.now() < queued.terms.ttl / 2 ? { short: true as const } : {}),
       };
     }
@@ -266,7 +283,13 @@ async function queuedGrant(
     if (!granted) {
       const terms = last ?? { token, ttl: lease, timeoutMs: core.timeoutFor(lease) };
       const { ttl, timeoutMs } = terms;
-      const spec = { keys, token, ttl: Math.max(ttl, handMsFor(ttl, timeoutMs)), timeoutMs, budget };
+      const spec = {
+        keys,
+        token,
+        ttl: Math.max(ttl, handMsFor(ttl, timeoutMs)),
+        timeoutMs,
+        budget,
+      };
       void core.discardRound(spec, { nodes }).catch(() => {});
     }
   }

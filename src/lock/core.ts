@@ -67,10 +67,10 @@ interface AcquireRequest {
  * method per script round. Each round is one {@link fanOut}.
  */
 export class LockCore {
-  readonly nodes: readonly RestNode[];
-  readonly quorum: number;
+  declare readonly nodes: readonly RestNode[];
+  declare readonly quorum: number;
   /** Our releases in flight per node and key: acquires of ours wait for them. */
-  readonly order: ReleaseOrder;
+  declare readonly order: ReleaseOrder;
   /** Grants held and callers waiting, per lock key, within this instance. */
   readonly lines = new LocalLines();
   /** Hand-off streams of the wait queues, shared by this instance's waiting callers. */
@@ -367,12 +367,14 @@ export class LockCore {
       before?: number | undefined;
       /** A one-shot run's counter lifetime (RELEASE ARGV[3]). */
       counterMs?: number | undefined;
+      /** A queued call's grant: its token's tombstone lives this long, ms (docs/SAFETY.md L3). */
+      keepMs?: number | undefined;
     } = {},
   ): Promise<Round<CasReply>> {
     const { keys, token, timeoutMs, budget } = spec;
-    const { nodes = this.nodes, holds, waitAll = false, before, counterMs } = scope;
-    const flat = scriptKeys(keys);
-    const args = RELEASE.args({ token, before, counterMs });
+    const { nodes = this.nodes, holds, waitAll = false, before, counterMs, keepMs } = scope;
+    const flat = scriptKeys(keys, keepMs === undefined ? undefined : tombstoneKey(keys, token));
+    const args = RELEASE.args({ token, before, counterMs, keepMs });
     const lockKeys = this.lockKeysOf(keys);
     // One request, one round object and one send function per round, shared by its nodes.
     const request = { keys: flat, args, timeoutMs, budget };
@@ -503,7 +505,10 @@ export class LockCore {
    * only while the budget keeps N requests to spare (a release of another lock of the invocation
    * may need them).
    */
-  leave(nodes: readonly RestNode[], on: Pick<RoundSpec, "keys" | "token" | "timeoutMs" | "budget">): void {
+  leave(
+    nodes: readonly RestNode[],
+    on: Pick<RoundSpec, "keys" | "token" | "timeoutMs" | "budget">,
+  ): void {
     const { keys, token, timeoutMs, budget } = on;
     const flat = scriptKeys(keys);
     const args = LEAVE.args({ token });

@@ -1,14 +1,15 @@
 import type { Budget } from "../budget";
 import {
   BudgetExhaustedError,
-  configurationFault,
   describeNodes,
+  isFailed,
   isRejected,
   isUnanswered,
   LockBusyError,
   type LockError,
   type NodeOutcome,
   QuorumError,
+  withFix,
 } from "../errors";
 import type { Round } from "../quorum";
 import { bestValidity, freeAfter } from "../quorum";
@@ -163,14 +164,16 @@ export function failureOf(
       (expiring.length > 0 ? Math.max(...expiring) : core.options.retryDelayMax);
     return new LockBusyError(key, retryAfter, options);
   }
-  const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
+  const failed = outcomes.filter(isFailed).length;
   const summary =
     why ??
     `no majority (${core.quorum} of ${n} nodes needed; ${failed} failed, ${held.length} held)`;
   const nodes = describeNodes(outcomes);
-  const fix = configurationFault(outcomes);
-  const message = `${fix === undefined ? "" : `${fix}. `}${summary}${nodes === "" ? "" : `: ${nodes}`}`;
-  return new QuorumError(key, message, options);
+  return new QuorumError(
+    key,
+    withFix(outcomes, nodes === "" ? summary : `${summary}: ${nodes}`),
+    options,
+  );
 }
 
 /**

@@ -2,25 +2,25 @@ import type { Budget } from "../budget";
 import {
   ConfigurationError,
   checkKnown,
-  configurationFault,
   describeNodes,
+  isFailed,
+  isGone,
   type LockEnd,
   LockEndedError,
   LockLostError,
   type NodeOutcome,
-  nodeName,
   QuorumError,
-  reasonOf,
+  withFix,
 } from "../errors";
 import type { Round } from "../quorum";
-import { bestValidity, drift, validity } from "../quorum";
+import { drift, validity } from "../quorum";
 import type { CasReply, CompleteReply } from "../scripts";
 import type { Grant } from "./acquire";
 import { completeRounds, type Ending } from "./complete";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import { Life, type Phase } from "./life";
-import { checkLease } from "./options";
+import { checkLease, checkReach } from "./options";
 import { unref } from "./timing";
 import type { ExtendResult, Lock, LockTicket, ReleaseOptions, ReleaseResult } from "./types";
 import { handoverRound } from "./wait/handover";
@@ -76,10 +76,10 @@ const ignore = (): void => undefined;
  * `#completeOnce`, `#ticketOnce`) and checked against the table there.
  */
 export class LockHandle implements Lock {
-  readonly key: string;
-  readonly keys: readonly string[];
-  readonly token: string;
-  readonly fence: number | undefined;
+  declare readonly key: string;
+  declare readonly keys: readonly string[];
+  declare readonly token: string;
+  declare readonly fence: number | undefined;
   readonly #core: LockCore;
   readonly #grant: Grant;
   readonly #budget: Budget | undefined;
@@ -126,8 +126,12 @@ export class LockHandle implements Lock {
     this.token = grant.token;
     this.fence = grant.fence;
     this.#setValidity(grant.validUntil);
-    // Handed over by a release (the queue): it lasts the hand-off TTL; extend it to the lease now.
-    if (grant.short === true && !autoExtend) this.#scheduleExtension(0);
+    // Handed over by a release (the queue): it lasts the hand-off TTL. Without auto-extension it
+    // still extends once to its lease, halfway through (a short section released before that
+    // costs no extension).
+    if (grant.short === true && !autoExtend) {
+      this.#scheduleExtension((grant.validUntil - performance.now()) / 2);
+    }
   }
 
   get validUntil(): number {
@@ -280,13 +284,11 @@ export class LockHandle implements Lock {
 
   extend(lease?: number): Promise<ExtendResult> {
     try {
-      const checked = lease === undefined ? undefined : checkLease(lease);
       // The rule acquire() applies up front: a lease no grant could turn into minValidity would
       // come back "not valid" from nodes that all still hold the key, and lose the lock for it.
       const { driftFactor, minValidity } = this.#core.options;
-      if (checked !== undefined && bestValidity(checked, driftFactor) < Math.max(1, minValidity)) {
-        throw new ConfigurationError("lease", "too short: no grant could reach minValidity");
-      }
+      const checked =
+        lease === undefined ? undefined : checkReach(checkLease(lease), driftFactor, minValidity);
       return this.#extendInTurn(checked ?? this.#grant.lease, true);
     } catch (error) {
       return Promise.reject(error);
@@ -334,14 +336,11 @@ export class LockHandle implements Lock {
       }
       return { validUntil: this.#validUntilEpoch, outcomes };
     }
-    const gone = outcomes.filter((o) => o.status === "absent" || o.status === "held").length;
+    const gone = outcomes.filter(isGone).length;
     if (gone > n - core.quorum) this.#gone = true;
     if (round.ok || gone > n - core.quorum) {
       core.emit({ type: "extend", key: this.key, result: "lost", durationMs, outcomes });
-      const lostOn = outcomes
-        .filter((o) => o.status === "absent" || o.status === "held")
-        .map((o) => `${nodeName(o)}: ${o.status === "absent" ? "our token is gone" : reasonOf(o)}`)
-        .join("; ");
+      const lostOn = describeNodes(outcomes, isGone, "our token is gone");
       const error = new LockLostError(
         this.key,
         round.ok
@@ -353,10 +352,9 @@ export class LockHandle implements Lock {
       throw error;
     }
     core.emit({ type: "extend", key: this.key, result: "unavailable", durationMs, outcomes });
-    const failed = outcomes.filter((o) => o.status === "timeout" || o.status === "error").length;
-    const fix = configurationFault(outcomes);
+    const failed = outcomes.filter(isFailed).length;
     const why = `extension failed: ${failed} of ${n} nodes failed: ${describeNodes(outcomes)}`;
-    throw new QuorumError(this.key, fix === undefined ? why : `${fix}. ${why}`, { outcomes });
+    throw new QuorumError(this.key, withFix(outcomes, why), { outcomes });
   }
 
   async ticket(options?: { readonly lease?: number | undefined }): Promise<LockTicket> {
@@ -530,7 +528,8 @@ export class LockHandle implements Lock {
     // the same requests. Otherwise it asks on its own once woken (on each node after our release
     // there answered).
     const line = core.lines.peek(core.lineKey(keys));
-    const offer = line?.takeOffer();
+    // A queued call's grant is released to the nodes (its tombstone goes with the release).
+    const offer = this.#grant.closes === undefined ? line?.takeOffer() : undefined;
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;
     if (offer !== undefined && next !== undefined) {
@@ -546,6 +545,7 @@ export class LockHandle implements Lock {
         before: line?.firstPlace(),
         // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5, J1).
         counterMs: this.#owed?.retention,
+        keepMs: this.#grant.closes,
       };
       releasing = core.releaseRound({ keys, token, timeoutMs, budget: this.#budget }, scope);
     }

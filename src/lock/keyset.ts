@@ -34,24 +34,24 @@ const bytes = (s: string): number => new TextEncoder().encode(s).length;
 /**
  * Validate a lock key.
  *
- * @throws {ConfigurationError} `key` empty, not a string, too long, ending in `:wait` (wait rooms)
- *   or, while fencing is on, in `:fence` (fence counters)
+ * @throws {ConfigurationError} `option` (by default `key`): empty, not a string, too long, ending
+ *   in `:wait` (wait rooms) or, while fencing is on, in `:fence` (fence counters)
  * @example
  * checkKey("invoice:42", false) // "invoice:42"
  */
-export function checkKey(key: unknown, fencing: boolean): string {
+export function checkKey(key: unknown, fencing: boolean, option = "key"): string {
   if (typeof key !== "string" || key.length === 0) {
-    throw new ConfigurationError("key", "expected a non-empty string");
+    throw new ConfigurationError(option, "expected a non-empty string");
   }
   if (bytes(key) > MAX_KEY_BYTES) {
-    throw new ConfigurationError("key", `longer than ${MAX_KEY_BYTES} bytes`);
+    throw new ConfigurationError(option, `longer than ${MAX_KEY_BYTES} bytes`);
   }
   if (fencing && key.endsWith(FENCE_SUFFIX)) {
-    throw new ConfigurationError("key", `must not end with "${FENCE_SUFFIX}" when fencing is on`);
+    throw new ConfigurationError(option, `must not end with "${FENCE_SUFFIX}" when fencing is on`);
   }
   if (key.endsWith(WAIT_SUFFIX)) {
     throw new ConfigurationError(
-      "key",
+      option,
       `must not end with "${WAIT_SUFFIX}" (the name of a key's wait room)`,
     );
   }
@@ -63,31 +63,29 @@ export function checkKey(key: unknown, fencing: boolean): string {
  * distinct keys, each checked the same way (an error names `key[i]`). An array of one key is that
  * key: it conflicts with, and is the same lock as, the plain string.
  *
- * @throws {ConfigurationError} naming `key` or `key[i]`
+ * @throws {ConfigurationError} naming `option` (by default `key`) or `key[i]`
  * @example
  * checkKeys(["account:2", "account:1", "account:2"], false)
  * // { name: "account:1, account:2", keys: ["account:1", "account:2"] }
  */
-export function checkKeys(key: unknown, fencing: boolean): KeySet {
+export function checkKeys(key: unknown, fencing: boolean, option = "key"): KeySet {
   if (!Array.isArray(key)) {
-    const one = checkKey(key, fencing);
+    const one = checkKey(key, fencing, option);
     return { name: one, keys: [one] };
   }
   if (key.length === 0) {
-    throw new ConfigurationError("key", "expected a non-empty string or a non-empty array of them");
+    throw new ConfigurationError(
+      option,
+      "expected a non-empty string or a non-empty array of them",
+    );
   }
   key.forEach((k: unknown, i) => {
-    try {
-      checkKey(k, fencing);
-    } catch (error) {
-      const message = (error as Error).message.replace(/^invalid option `key`: /, "");
-      throw new ConfigurationError(`key[${i}]`, message);
-    }
+    checkKey(k, fencing, `${option}[${i}]`);
   });
   const keys = [...new Set(key as string[])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (keys.length > MAX_KEYS) {
     throw new ConfigurationError(
-      "key",
+      option,
       `${keys.length} distinct keys; one lock takes at most ${MAX_KEYS}`,
     );
   }

@@ -119,9 +119,9 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
     const call = callOf(opts, autoExtendDefault, waitDefault);
     call.signal?.throwIfAborted();
     const release = (grant: Grant) => {
-      const { keys, token, timeoutMs, holds } = grant;
+      const { keys, token, timeoutMs, holds, closes } = grant;
       void core
-        .releaseRound({ keys, token, timeoutMs, budget: call.budget }, { holds })
+        .releaseRound({ keys, token, timeoutMs, budget: call.budget }, { holds, keepMs: closes })
         .catch(() => {});
       grant.local.end();
     };

@@ -102,6 +102,21 @@ export function checkLease(value: unknown): number {
   return ms;
 }
 
+/**
+ * `lease`, refused when no grant of it could reach `minValidity` (the drift and the round's
+ * margin eat it): one rule for `createLocks`, each call and `lock.extend(lease)`.
+ *
+ * @throws {ConfigurationError} `lease`
+ * @example
+ * checkReach(10_000, 0.01, 10); // 10000
+ */
+export function checkReach(lease: number, driftFactor: number, minValidity: number): number {
+  if (bestValidity(lease, driftFactor) < Math.max(1, minValidity)) {
+    throw new ConfigurationError("lease", "too short: no grant could reach minValidity");
+  }
+  return lease;
+}
+
 function boolean(option: string, value: unknown): boolean {
   if (typeof value !== "boolean") {
     throw new ConfigurationError(option, `expected a boolean, got ${shown(value)}`);
@@ -177,9 +192,7 @@ export function resolveOptions(options: LocksOptions): ResolvedOptions {
     );
   }
   const minValidity = nonNegativeInt("minValidity", options.minValidity ?? DEFAULTS.minValidity);
-  if (bestValidity(leaseMs, driftFactor) < Math.max(1, minValidity)) {
-    throw new ConfigurationError("lease", "too short: no grant could reach minValidity");
-  }
+  checkReach(leaseMs, driftFactor, minValidity);
   const requestTimeout =
     options.requestTimeout === undefined
       ? undefined
@@ -265,10 +278,8 @@ export function resolveCall(
   // typo (`wiat`) must not silently turn into "no wait".
   const o = options === undefined ? {} : options;
   checkKnown(o, CALL_OPTIONS, "acquire(), tryAcquire() and using()");
-  const leaseMs = checkLease(o.lease ?? resolved.lease);
-  if (bestValidity(leaseMs, resolved.driftFactor) < Math.max(1, resolved.minValidity)) {
-    throw new ConfigurationError("lease", "too short: no grant could reach minValidity");
-  }
+  const { driftFactor, minValidity } = resolved;
+  const leaseMs = checkReach(checkLease(o.lease ?? resolved.lease), driftFactor, minValidity);
   const wait = nonNegativeInt("wait", o.wait ?? waitDefault);
   if (o.signal !== undefined && !isSignal(o.signal)) {
     throw new ConfigurationError("signal", "expected an AbortSignal");

@@ -1,12 +1,11 @@
 import type { Budget } from "../budget";
 import {
   ConfigurationError,
-  configurationFault,
   describeNodes,
+  isGone,
   LockLostError,
-  nodeName,
   QuorumError,
-  reasonOf,
+  withFix,
 } from "../errors";
 import { type Grant, grantOf } from "./acquire";
 import type { LockCore } from "./core";
@@ -40,13 +39,7 @@ export function checkTicket(
   }
   const t = ticket as Partial<Record<keyof LockTicket, unknown>>;
   if (t.v !== 1) throw bad("v", `unsupported ticket version ${String(t.v)}`);
-  let target: KeySet;
-  try {
-    target = checkKeys(t.key, core.options.fencing);
-  } catch (error) {
-    const { option, message } = error as ConfigurationError;
-    throw bad(option, message.replace(/^invalid option `[^`]*`: /, ""));
-  }
+  const target = checkKeys(t.key, core.options.fencing, "ticket.key");
   if (typeof t.token !== "string" || !TOKEN.test(t.token)) {
     throw bad("token", "expected 32 lower-case hex digits");
   }
@@ -120,7 +113,7 @@ export async function resumeGrant(
   // Every node's answer (the undo waited for the slow ones already; each request is bounded by
   // its timeout): the error names every node where the ticket's token is gone.
   const settled = await round.settled;
-  const gone = settled.filter((o) => o.status === "absent" || o.status === "held");
+  const gone = settled.filter(isGone);
   // Lost only when the ticket's token is gone from a majority; a resume that swapped on a
   // majority but too late (validity below minValidity) was undone like any failed one, so a
   // redelivery can still resume: that is a QuorumError. So is a majority gone while the ticket's
@@ -132,14 +125,11 @@ export async function resumeGrant(
     seen.undone && settled.some((o) => o.status === "ok") && gone.some((o) => o.status === "held");
   if (!verdict.invalid && !round.ok && !undoing && gone.length > n - quorum) {
     core.emit({ type: "resume", key, result: "lost", durationMs, outcomes: settled });
-    const where = gone
-      .map((o) => `${nodeName(o)}: ${o.status === "absent" ? "the token is gone" : reasonOf(o)}`)
-      .join("; ");
+    const where = describeNodes(gone, undefined, "the token is gone");
     const why = `the ticket's lock expired, was released or was resumed already on ${gone.length} of ${n} nodes (${where})`;
     throw new LockLostError(key, why, { outcomes: settled });
   }
   core.emit({ type: "resume", key, result: "unavailable", durationMs, outcomes });
-  const fix = configurationFault(outcomes);
   const undo =
     undoing && gone.length > n - quorum
       ? "a failed earlier resume of this ticket was undone on some nodes and may still hold others until its undo lands there: a later redelivery can resume it then (or learns it was resumed)"
@@ -147,5 +137,5 @@ export async function resumeGrant(
         ? "the ticket's lock is as it was: a redelivery can resume it"
         : "putting the ticket's lock back did not answer on every node yet: a redelivery may find it held there until it lands";
   const why = `resume failed: ${verdict.why ?? "no majority"}: ${describeNodes(outcomes)}; ${undo}`;
-  throw new QuorumError(key, fix === undefined ? why : `${fix}. ${why}`, { outcomes });
+  throw new QuorumError(key, withFix(outcomes, why), { outcomes });
 }

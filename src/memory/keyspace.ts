@@ -2,11 +2,11 @@
  * The in-memory keyspace of a node: strings, hashes and sorted sets with millisecond expiry on the
  * node's clock (each call passes its reading), and the commands edgelock's Lua scripts call, with
  * Redis 7 semantics (a key with deadline `when` is gone once `now > when`; PTTL rounds like
- * Redis's `when - now`). This file owns
- * the keys (their type, expiry, deletion) and runs the commands on any key and on strings (SET with
- * the options users' scripts write too, `command-options.ts`); `hash-commands.ts` and
- * `zset-commands.ts` run those of hashes and sorted sets. Replies use RESP's shapes: `null` for a
- * nil bulk, `{ ok }` for a status, `{ err }` for an error.
+ * Redis's `when - now`). This file owns the keys (their type, expiry, deletion) and runs the
+ * commands on any key and on strings (SET with the options users' scripts write too,
+ * `command-options.ts`); `hash-commands.ts` and `zset-commands.ts` run those of hashes and sorted
+ * sets. Replies use RESP's shapes: `null` for a nil bulk, `{ ok }` for a status, `{ err }` for an
+ * error.
  *
  * @module
  */

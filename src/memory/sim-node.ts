@@ -45,19 +45,6 @@ export interface SimNodeOptions {
 const NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL.";
 
 /**
- * Redis's reply to TIME at epoch ms `now`: the whole seconds and the microseconds past them, both
- * as text (`["1767225600", "123000"]`); microseconds below a millisecond only if the clock has them.
- *
- * @example
- * timeReply(1_767_225_600_123); // ["1767225600", "123000"]
- */
-export function timeReply(now: number): [string, string] {
-  const seconds = Math.floor(now / 1_000);
-  const micros = Math.min(999_999, Math.floor((now - seconds * 1_000) * 1_000));
-  return [String(seconds), String(micros)];
-}
-
-/**
  * One Lua state for every node: scripts run synchronously and keep nothing between calls (KEYS,
  * ARGV and the keyspace are set per call, and every table a script could write for the next one —
  * the globals, the libraries — is read-only, as in Redis 7), so each node is its own sandbox as
@@ -196,8 +183,9 @@ export class SimNode {
   #command(now: number, argv: string[]): Reply {
     const name = argv[0]?.toUpperCase();
     if (name === "TIME") {
-      if (argv.length !== 1) return { err: "ERR wrong number of arguments for 'time' command" };
-      return timeReply(now);
+      // {seconds, microseconds} as text (a clock of whole milliseconds: microseconds end in 000).
+      if (argv.length > 1) return { err: "ERR wrong number of arguments for 'time' command" };
+      return [String(Math.floor(now / 1_000)), String(Math.floor((now % 1_000) * 1_000))];
     }
     if (name === "PUBLISH") {
       if (argv.length !== 3) return { err: "ERR wrong number of arguments for 'publish'" };

@@ -148,6 +148,8 @@ end
  *   when it issues fences, and `token|look|gap|handMs|fence` published on its instance's channel;
  *   a waiter nobody listens for here (PUBLISH answers 0) is dropped instead, and nothing is set.
  * - `serve(i, lo, skip, limit, from)`: hand key i (free) to the first waiter that can take it.
+ * - `unhold(i, token)`: forget `^` where it names `token` (its key was freed): a queue with
+ *   nobody in it is deleted, and a lock nobody waits for leaves no queue behind.
  */
 const QUEUE = `local function clock()
   local t = redis.call("TIME")
@@ -162,6 +164,10 @@ local function fields(value)
   return f
 end
 local function isQueue(i)
+  -- A caller that passes only a lock key and its fence key has no queue.
+  if roomKey(i) == nil then
+    return false
+  end
   local t = redis.call("TYPE", roomKey(i)).ok
   return t == "hash" or t == "none"
 end
@@ -174,6 +180,14 @@ local function keepQueue(i, ms)
 end
 local function holder(i, token, place, look, from)
   redis.call("HSET", roomKey(i), "^", token .. "|" .. place .. "|" .. look .. "|" .. from)
+end
+local function unhold(i, token)
+  if redis.call("TYPE", roomKey(i)).ok == "hash" then
+    local h = redis.call("HGET", roomKey(i), "^")
+    if h and fields(h)[1] == token then
+      redis.call("HDEL", roomKey(i), "^")
+    end
+  end
 end
 local function register(i, token, hi, r)
   if not isQueue(i) then
@@ -345,7 +359,9 @@ if flag == nil then
     else
       lengthen(lockKey(i), ttl)
     end
-    if isQueue(i) then
+    -- The holder's place and newest look, kept where someone queues (a lock nobody waits for
+    -- keeps no queue).
+    if isQueue(i) and (reg or redis.call("EXISTS", roomKey(i)) == 1) then
       redis.call("HDEL", roomKey(i), token)
       local h = redis.call("HGET", roomKey(i), "^")
       local f = h and fields(h)
@@ -492,15 +508,19 @@ return {0, 0, undone}
  * our token or is absent, its fence counter is made to live at least that long and no longer than
  * it would (`outlive`; a failed run of `once()` or of an idempotent request, whose retry continues
  * the count within it). The releaser's own record leaves every queue (a holder waits for nothing).
+ * After the triples, optionally, the token's tombstone key (see `TRIPLES`): the release of a grant
+ * of a queued call, whose looks all carried this token, writes it with `PX keepMs`, so that a look
+ * of the call that runs here later places and registers nothing (L3).
  * Returns 1 released (also a re-send that finds the waiter the first request handed the key to),
  * 0 expired/absent, -1 held by someone else (left alone). Several keys: every key holding the
  * token is released; 1 when any did, 0 when all are absent, -1 otherwise.
  */
 export const RELEASE_LUA = `-- edgelock release
-${KEY_TRIPLES}${QUEUE}${OUTLIVE}local n = keyCount() -- the lock's keys
+${KEY_TRIPLES}${TRIPLES}${QUEUE}${OUTLIVE}local n, void = triples() -- the lock's keys; the call's tombstone
 local token = ARGV[1] -- the releaser's token
 local before = ARGV[2] -- the place of the releaser's own next waiter ("" or nil: none)
-local counterMs = ARGV[3] -- a one-shot run's counter lifetime, ms (nil: a plain lock)
+local counterMs = ARGV[3] -- a one-shot run's counter lifetime, ms ("" or nil: a plain lock)
+local keepMs = ARGV[4] -- how long the call's tombstone lives, ms (with a tombstone key)
 
 local lo = clock()
 local limit = nil
@@ -510,7 +530,7 @@ end
 local released, gone = 0, 0
 for i = 1, n do
   local current = redis.call("GET", lockKey(i))
-  if counterMs and (current == token or current == false) then
+  if counterMs and counterMs ~= "" and (current == token or current == false) then
     outlive(fenceKey(i), counterMs)
   end
   local queue = isQueue(i)
@@ -520,6 +540,7 @@ for i = 1, n do
   if current == token then
     released = 1
     redis.call("DEL", lockKey(i))
+    unhold(i, token)
     current = false
   elseif current == false then
     gone = gone + 1
@@ -533,6 +554,11 @@ for i = 1, n do
   if current == false then
     serve(i, lo, token, limit, token)
   end
+end
+-- A queued call used one token for all its looks: a look of it that runs here later (it timed
+-- out, or was re-sent) must place and register nothing (docs/SAFETY.md §2, L3).
+if void then
+  redis.call("SET", void, "1", "PX", keepMs)
 end
 if released == 1 then
   return 1
@@ -732,6 +758,7 @@ if discarded(void) then
   for i = 1, n do
     if redis.call("GET", lockKey(i)) == token then
       redis.call("DEL", lockKey(i))
+      unhold(i, token)
       released = 1
       serve(i, lo, token, nil, token)
     end
@@ -791,6 +818,7 @@ if free + nexts == n then
       for i = 1, n do
         if currents[i] == false then
           redis.call("DEL", lockKey(i))
+          unhold(i, token)
           serve(i, lo, token, nil, token)
         end
       end
@@ -803,7 +831,8 @@ if free + nexts == n then
     else
       lengthen(lockKey(i), ttl)
     end
-    if isQueue(i) then
+    -- Where someone queues, the queue keeps the new holder's place (a pass compares it).
+    if isQueue(i) and redis.call("EXISTS", roomKey(i)) == 1 then
       redis.call("HDEL", roomKey(i), nextToken)
       holder(i, nextToken, place or "", 0, token)
       keepQueue(i, ttl)
@@ -843,7 +872,7 @@ ${KEY_TRIPLES}local token = ARGV[1] -- the call leaving
 
 local removed = 0
 for i = 1, keyCount() do
-  if redis.call("TYPE", roomKey(i)).ok == "hash" then
+  if roomKey(i) and redis.call("TYPE", roomKey(i)).ok == "hash" then
     removed = removed + redis.call("HDEL", roomKey(i), token)
   end
 end
@@ -902,6 +931,7 @@ for i = 1, n do
       redis.call("SET", key, restore, "PX", left)
     else
       redis.call("DEL", key)
+      unhold(i, token)
       serve(i, lo, token, nil, "")
     end
   elseif current == false then
@@ -971,6 +1001,7 @@ if current == token then
   -- A look numbered at or after this pass already placed or found the token here: keep it.
   if not (f and f[1] == token and tonumber(f[3]) >= tonumber(reg.look)) then
     redis.call("DEL", lockKey(1))
+    unhold(1, token)
     passed = 1
     current = false
     serve(1, lo, token, nil, token)

@@ -207,11 +207,11 @@ export const RESUME: Script<ResumeReply, ResumeArgs> = {
   sha1: RESUME_SHA1,
   args: ({ ticketToken, token, ttl, fencing }) => [ticketToken, token, String(ttl), flag(fencing)],
   parse(reply) {
-    const triple = Array.isArray(reply) && reply.length === 3 ? reply : undefined;
-    const cas = casCode(triple?.[0]);
-    const fence = triple?.[1];
-    const undone = triple?.[2];
-    return cas !== undefined && isInt(fence) && fence >= 0 && (undone === 0 || undone === 1)
+    const triple = intArray(reply, 3);
+    if (triple === undefined) return undefined;
+    const [code, fence, undone] = triple as [number, number, number];
+    const cas = casCode(code);
+    return cas !== undefined && fence >= 0 && (undone === 0 || undone === 1)
       ? { cas, fence, undone: undone === 1 }
       : undefined;
   },
@@ -224,6 +224,8 @@ export interface ReleaseArgs {
   readonly before?: number | undefined;
   /** A one-shot run's counter lifetime, in ms. */
   readonly counterMs?: number | undefined;
+  /** The life of the call's tombstone, in ms (its key follows the triples). */
+  readonly keepMs?: number | undefined;
 }
 
 /** See `RELEASE_LUA`. */
@@ -231,11 +233,12 @@ export const RELEASE: Script<CasReply, ReleaseArgs> = {
   name: "release",
   lua: RELEASE_LUA,
   sha1: RELEASE_SHA1,
-  args: ({ token, before, counterMs }) => {
+  args: ({ token, before, counterMs, keepMs }) => {
     const args = [token];
-    // The lifetime follows the place, which "" leaves out.
-    if (before !== undefined || counterMs !== undefined) args.push(before === undefined ? "" : String(before));
-    if (counterMs !== undefined) args.push(String(counterMs));
+    // Each later argument keeps its position: "" leaves an earlier one out.
+    const rest = [before, counterMs, keepMs];
+    const last = rest.findLastIndex((value) => value !== undefined);
+    for (let i = 0; i <= last; i++) args.push(rest[i] === undefined ? "" : String(rest[i]));
     return args;
   },
   parse: casCode,
@@ -428,7 +431,10 @@ export interface PassReply {
 }
 
 /** See `PASS_LUA`. */
-export const PASS: Script<PassReply, { readonly token: string; readonly queue: QueueRegistration }> = {
+export const PASS: Script<
+  PassReply,
+  { readonly token: string; readonly queue: QueueRegistration }
+> = {
   name: "pass",
   lua: PASS_LUA,
   sha1: PASS_SHA1,
@@ -437,7 +443,9 @@ export const PASS: Script<PassReply, { readonly token: string; readonly queue: Q
     const pair = intArray(reply, 2);
     if (pair === undefined) return undefined;
     const [passed, pttl] = pair as [number, number];
-    return (passed === 0 || passed === 1) && pttl >= -2 ? { passed: passed === 1, pttl } : undefined;
+    return (passed === 0 || passed === 1) && pttl >= -2
+      ? { passed: passed === 1, pttl }
+      : undefined;
   },
 };
 

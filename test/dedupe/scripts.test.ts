@@ -123,8 +123,6 @@ describe("a one-shot key's fence counter", () => {
       fence,
       `${key}:wait`,
       token,
-      String(Date.now()),
-      "100",
       "",
       ...(counterMs === undefined ? [] : [String(counterMs)]),
     );

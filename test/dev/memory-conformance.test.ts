@@ -225,8 +225,8 @@ describe("the same answers on redis-server and in memory", () => {
     }
     expect(answers.slice(0, 4).map((a) => a.body)).toEqual([
       { error: "NOSCRIPT No matching script. Please use EVAL." },
-      { result: [1, 0] },
-      { result: [1, 0] }, // the same token again: still ours
+      { result: [1, 0, -1] },
+      { result: [1, 0, -1] }, // the same token again: still ours
       { result: [1, "x", ["OK", [2]], null, "after"] },
     ]);
     // INSPECT's reply carries the key's PTTL: equal but for the milliseconds between the two calls.

@@ -72,7 +72,7 @@ describe("faults and controls on a memory node", () => {
     ).rejects.toThrow("NOSCRIPT No matching script. Please use EVAL.");
     expect(
       await redis.evalsha(ACQUIRE.sha1, [key, `${key}:f`, `${key}:w`], ["t", "5000", "0"]),
-    ).toEqual([1, 0]);
+    ).toEqual([1, 0, -1]);
 
     node().inject({ kind: "status", status: 502, count: 1 });
     await expect(dev.client(0, { retry: false }).get(key)).rejects.toThrow();

@@ -130,7 +130,9 @@ describe("withIdempotency: a released claim", () => {
       const prefix = uniquePrefix("idem-lambda-settled");
       let claimKey = "";
       const { call } = setup(async () => {
-        [claimKey = ""] = await dev.direct(0).keys(`${prefix}idempotency:*`);
+        [claimKey = ""] = (await dev.direct(0).keys(`${prefix}idempotency:*`)).filter(
+          (key) => !key.endsWith(":wait"),
+        );
         // The next request on node 2, the release, answers 200 ms late.
         dev.cluster.controls[2]?.inject({ kind: "latency", ms: 200, count: 1 });
         if (throws) throw new Error("boom");

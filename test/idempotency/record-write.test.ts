@@ -76,7 +76,9 @@ function app(nodes: RedisLike[], prefix: string, extra: Record<string, unknown> 
 async function claimKey(prefix: string): Promise<string> {
   let keys: string[] = [];
   await eventually(async () => {
-    keys = await dev.direct(0).keys(`${prefix}idempotency:*`);
+    keys = (await dev.direct(0).keys(`${prefix}idempotency:*`)).filter(
+      (key) => !key.endsWith(":wait"),
+    );
     return keys.length === 1;
   });
   return keys[0] as string;

@@ -23,6 +23,7 @@ import {
   HANDOVER,
   INSPECT,
   LEAVE,
+  PASS,
   RECORD,
   RELEASE,
   RESUME,
@@ -117,17 +118,26 @@ async function everyScript(node: RestNode, prefix: string) {
   await run(INSPECT, a, []);
   await run(RESUME, a, ["t1", "t3", "10000", "1"]);
   await run(RESUME, a, ["t1", "t9", "10000", "1"]);
-  await run(HANDOVER, a, ["t3", "t4", "10000", "1", "", String(Date.now()), "1000", ""]);
+  await run(HANDOVER, a, ["t3", "t4", "10000", "1", ""]);
   await run(RELEASE, a, ["t3"]);
   await run(RELEASE, a, ["t4"]);
   await run(RELEASE, a, ["t4"]);
-  // A waiter in the wait room, then leaving it.
+  // A waiter in the wait queue, passing (it holds nothing), then leaving it.
   const b = lock("b");
   await run(ACQUIRE, b, ["t5", "10000", "0"]);
-  const waiter = `${Date.now() + 5_000}:p100:w1`;
-  await run(ACQUIRE, b, ["t6", "10000", "0", waiter, String(Date.now()), "60000"]);
-  await run(LEAVE, b, [waiter]);
-  await run(LEAVE, b, [waiter]);
+  const registration = (look: string) => [
+    String(Date.now()),
+    look,
+    "abc",
+    "60000",
+    "1000",
+    "60000",
+    "0",
+  ];
+  await run(ACQUIRE, b, ["t6", "10000", "0", ...registration("1")]);
+  await run(PASS, [...b, `${prefix}b:void:t6`], ["t6", ...registration("2")]);
+  await run(LEAVE, b, ["t6"]);
+  await run(LEAVE, b, ["t6"]);
   await run(INSPECT, b, []);
   await run(FORCE_RELEASE, b, []);
   await run(FORCE_RELEASE, b, []);

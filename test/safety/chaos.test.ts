@@ -97,7 +97,9 @@ describe("safety under faults (bounded runs)", () => {
     }
   }, 90_000);
 
-  it("wake-up on release: 2 processes × 5 clients with wait rooms and SSE streams, zero violations", async () => {
+  // Every waiting client queues (its nodes stream): this run checks the queue with 2 processes of
+  // 5 independent clients, with `wake: true` passed (accepted since the queue, with no effect).
+  it("the queue: 2 processes × 5 clients, hand-offs over SSE streams, `wake` passed, zero violations", async () => {
     const run: RunOptions = {
       seed: 41,
       durationMs: 10_000,
@@ -116,7 +118,7 @@ describe("safety under faults (bounded runs)", () => {
     expect(report.crashes, text).toEqual([]);
     expect(report.check.violations, text).toEqual([]);
     expect(report.check.stats.grants, text).toBeGreaterThan(15);
-    // Wait rooms and reservations expire like lock keys: nothing is left behind.
+    // The queues expire like lock keys: nothing is left behind.
     expect(report.history.leftovers, text).toEqual([]);
     expect(report.inspectHeld).toBe(0);
   }, 90_000);

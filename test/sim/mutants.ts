@@ -195,8 +195,8 @@ export const MUTANTS = {
   "l22-undo-without-expiry": new Map([
     mutate(
       DISCARD,
-      'redis.call("DEL", key)\n      serve(i, lo, token, nil, "")',
-      'if restore then\n        redis.call("SET", key, restore)\n      else\n        redis.call("DEL", key)\n      end\n      serve(i, lo, token, nil, "")',
+      'redis.call("DEL", key)\n      unhold(i, token)\n      serve(i, lo, token, nil, "")',
+      'if restore then\n        redis.call("SET", key, restore)\n      else\n        redis.call("DEL", key)\n      end\n      unhold(i, token)\n      serve(i, lo, token, nil, "")',
     ),
   ]),
   /**

@@ -235,13 +235,12 @@ describe("a user's script, as redis-server runs it", () => {
   });
 });
 
-describe("wake-up on release", () => {
-  it("a waiter listening on a memory node is woken by the release, long before its next look", async () => {
+describe("the wait queue on memory nodes", () => {
+  it("a waiter queued on memory nodes is handed the key by the release, long before its next look", async () => {
     const nodes = memoryNodes(3);
-    const [first] = nodes;
-    // Once listening, the waiter would look again only after a minute (retryDelayMax, and the
-    // holder's lease): only a wake-up can grant it within the test's time.
-    const options = { lease: 60_000, retryDelayMax: 60_000, wake: true };
+    // Once queued, the waiter would look again only after a minute (retryDelayMax, and the
+    // holder's lease): only the hand-off messages can grant it within the test's time.
+    const options = { lease: 60_000, retryDelayMax: 60_000 };
     const holder = await createLocks({ nodes, ...options }).acquire("job");
     const order: string[] = [];
     const waiter = createLocks({ nodes, ...options })
@@ -250,15 +249,17 @@ describe("wake-up on release", () => {
         order.push("waiter granted");
         return lock;
       });
-    // Wait-room entries are `<deadline>:<listener>:<n>`; a polling waiter's listener is `p…`.
-    const listening = () =>
-      (first?.command(["ZRANGE", "lock:job:wait", "0", "-1"]) as string[] | undefined)?.some(
-        (member) => !member.split(":")[1]?.startsWith("p"),
+    // The queue is a hash: one field per waiting call (its token), beside the holder's `^`.
+    const queued = () =>
+      nodes.every((node) =>
+        (node.command(["HGETALL", "lock:job:wait"]) as string[]).some(
+          (item, i) => i % 2 === 0 && item !== "^",
+        ),
       );
-    for (let i = 0; i < 400 && !listening(); i++) {
+    for (let i = 0; i < 400 && !queued(); i++) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    expect(listening()).toBe(true);
+    expect(queued()).toBe(true);
     order.push("released");
     await holder.release();
     const lock = await waiter;

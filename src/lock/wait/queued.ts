@@ -6,8 +6,8 @@ import { failureOf, tokensRuleOutMajority } from "../failure";
 import type { ResolvedCall } from "../options";
 import type { Keys, RoundSpec, RoundTerms } from "../spec";
 import type { Handoff } from "./streams";
-import { afterAttempts } from "./tried";
 import { type Counting, Tally } from "./tally";
+import { afterAttempts } from "./tried";
 
 /** What a queued wait needs of its call (all times on the `performance.now()` clock). */
 export interface QueuePlan {
@@ -16,12 +16,14 @@ export interface QueuePlan {
   readonly keys: Keys;
   /** The call's place in the queues: epoch ms of its call, the same on every node. */
   readonly place: number;
-  /** The call's one token (docs/design/queue-handoff.md, H0). */
+  /** The call's one token (docs/SAFETY.md §2 P1). */
   readonly token: string;
   /** No look starts after this. */
   readonly waitUntil: number;
   /** Sizes the next look now (its TTL and request timeout; the token is the call's), or why not. */
   readonly size: () => RoundTerms | LockError;
+  /** The failure to report when the budget cannot cover a look before this wait's first. */
+  readonly short: (shortfall: LockError) => LockError;
 }
 
 /** A majority counted, with the last look's outcomes (what the `Lock` reports). */
@@ -37,7 +39,7 @@ export interface Queued extends Counting {
  * The hand-off TTL for a look of lease `ttl` and request timeout `timeoutMs`: long enough for the
  * message, the count and the first extension (a few round trips), at most the lease, and short,
  * so that a waiter that froze with its streams open idles the key no longer than this (plus a
- * refresh) on each node (docs/design/queue-handoff.md, H6).
+ * refresh) on each node (docs/SAFETY.md §6 "The queue").
  *
  * @example handMsFor(10_000, 500) // 2000
  */
@@ -152,8 +154,7 @@ export class QueuedWait {
   /** One look: ACQUIRE with our registration on every node, each answer counted as it comes. */
   async #look(): Promise<void> {
     const { core, plan } = this;
-    const sized = plan.size();
-    if (sized instanceof Error) throw sized;
+    const sized = this.#sized();
     const look = ++this.#looks;
     const terms: RoundTerms = { token: plan.token, ttl: sized.ttl, timeoutMs: sized.timeoutMs };
     this.#terms = terms;
@@ -189,14 +190,24 @@ export class QueuedWait {
   /** The pass (H5): give up what we hold, register again under a fresh look number. */
   async #pass(): Promise<void> {
     const { core, plan } = this;
-    const sized = plan.size();
-    if (sized instanceof Error) throw sized;
+    const sized = this.#sized();
     const look = ++this.#looks;
     this.#starts.set(look, performance.now());
     this.#tally.passed(look);
     const terms: RoundTerms = { token: plan.token, ttl: sized.ttl, timeoutMs: sized.timeoutMs };
     const spec: RoundSpec = { keys: plan.keys, ...terms, budget: this.call.budget };
     await core.passRound(spec, this.#registration(look, terms));
+  }
+
+  /**
+   * The next look's terms. Out of budget, the call gives up as a wait does: with the last look's
+   * failure (a busy key stays a `LockBusyError`), caused by the shortfall — before this wait's
+   * first look, the acquire loop's last look's (`plan.short`).
+   */
+  #sized(): RoundTerms {
+    const sized = this.plan.size();
+    if (!(sized instanceof Error)) return sized;
+    throw this.#last.length === 0 ? this.plan.short(sized) : this.#failure(sized);
   }
 
   /** A caller placed before us holds a node we lack: we are the one to give way. */
@@ -236,10 +247,13 @@ export class QueuedWait {
     return [...this.#marked.values()].some((until) => until > this.plan.waitUntil);
   }
 
-  /** The last look's failure; after more than one look, it says how long and how often. */
-  #failure(): LockError {
+  /**
+   * The last look's failure; after more than one look, it says how long and how often. `cause`:
+   * why no further look was sent (a budget shortfall).
+   */
+  #failure(cause?: LockError): LockError {
     const { core, plan } = this;
-    const error = failureOf(core, plan.key, { outcomes: this.#last, why: undefined });
+    const error = failureOf(core, plan.key, { outcomes: this.#last, why: undefined }, cause);
     return this.#looks > 1
       ? afterAttempts(error, this.#looks, performance.now() - this.#began)
       : error;

@@ -3,7 +3,7 @@ import type { RestNode, SubscriberLike } from "../../node";
 import { newToken, unref } from "../timing";
 
 /**
- * Hand-off messages (docs/design/queue-handoff.md, H6). A waiting call is registered in its key's
+ * Hand-off messages (docs/SAFETY.md §6 "The queue"). A waiting call is registered in its key's
  * queue on every node; a release (or any script that finds the key free) hands the key straight
  * to the queue's first live waiter and publishes `token|look|gap|handMs|fence` on the channel of
  * that waiter's instance for the key on that node. So an instance listens on one stream per node

@@ -21,8 +21,8 @@ export interface Counting {
 }
 
 /**
- * What a waiting call counts of the nodes' placements of its token (docs/design/queue-handoff.md,
- * H2; docs/SAFETY.md §2 P1–P3): per node, a lower bound on the real time until which the node
+ * What a waiting call counts of the nodes' placements of its token (docs/SAFETY.md §2 P1,
+ * P2, P3): per node, a lower bound on the real time until which the node
  * keeps the token, read from our own clock, so that a majority of bounds is a grant's validity
  * exactly as a round's start plus its TTL is (E2):
  *

@@ -22,7 +22,7 @@ export const USAGE = `usage: npm run chaos -- [options]
   --request-timeout <ms>    per-node request timeout                           default: the library's
   --profile <p>             keep-data | delayed-empty | mixed | unsafe         default mixed
   --no-fencing              plain locks (no fence tokens, no fenced writes)
-  --wake                    wake-up on release (wait rooms, SSE streams)
+  --wake                    pass wake: true (no effect since the wait queue)
   --json                    print the report as JSON as well`;
 
 /**

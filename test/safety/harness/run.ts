@@ -36,7 +36,10 @@ export interface RunOptions {
   /** Lock cluster size. @default 5 */
   readonly nodes?: number;
   readonly fencing: boolean;
-  /** Clients use `wake: true` (wait rooms and SSE wake-ups). @default false */
+  /**
+   * Clients pass `wake: true`. Since the wait queue the option has no effect (every waiting client
+   * queues, with a stream per node); kept so old replay lines still parse. @default false
+   */
   readonly wake?: boolean;
   /** Per-node request timeout (default: the library's). */
   readonly requestTimeout?: number;

@@ -37,13 +37,13 @@ interface Case {
 }
 
 const T = "0123456789abcdef0123456789abcdef";
-const W = "$far:abc:1"; // a listening waiter
-const P = "$far:p1500:2"; // a polling waiter
-const LATE = "$far:def:3"; // placed late (score 900)
+const W = "$far:abc:1"; // a member of an older version's wait room (a sorted set)
 const hold = (value: string, ms = "9000") => ["SET", "k", value, "PX", ms];
+/** An older version's wait room (a sorted set): the queue scripts never touch one. */
 const room = (...members: [string, string][]) => members.map(([s, m]) => ["ZADD", "w", s, m]);
 const fence = (n: number) => ["SET", "f", String(n)];
-const serve = ["$now", "250"];
+/** A waiting call's registration (ACQUIRE's ARGV from 4): place 100, look 1, listener `abc`. */
+const REG = ["100", "1", "abc", "4000", "1500", "4000", "0"];
 /** A lock on two keys: `k` (fence `f`, room `w`) and `k2` (`f2`, `w2`). */
 const TWO = ["k", "f", "w", "k2", "f2", "w2"];
 const hold2 = (value: string, ms = "9000") => ["SET", "k2", value, "PX", ms];
@@ -71,40 +71,16 @@ const CASES: readonly Case[] = [
   },
   { name: "acquire held", setup: [hold("x")], script: ACQUIRE, args: [T, "5000", "0"] },
   {
-    name: "acquire held, registers",
-    setup: [hold("x")],
-    script: ACQUIRE,
-    args: [T, "5000", "0", W, "100", "4000"],
-  },
-  {
-    name: "acquire held, room kept longer",
-    setup: [hold("x"), ...room(["50", P]), ["PEXPIRE", "w", "20000"]],
-    script: ACQUIRE,
-    args: [T, "5000", "0", W, "100", "4000"],
-  },
-  {
     name: "acquire held, room of another type",
     setup: [hold("x"), ["SET", "w", "user"]],
     script: ACQUIRE,
-    args: [T, "5000", "0", W, "100", "4000"],
+    args: [T, "5000", "0", ...REG],
   },
   {
     name: "acquire done marker",
     setup: [hold("done:x", "60000")],
     script: ACQUIRE,
-    args: [T, "5000", "0", W, "100", "4000"],
-  },
-  {
-    name: "acquire reserved for us",
-    setup: [hold(`wake:${W}|x`, "250"), ...room(["100", W])],
-    script: ACQUIRE,
-    args: [T, "5000", "1", W, "100", "4000"],
-  },
-  {
-    name: "acquire reserved for another",
-    setup: [hold(`wake:${P}|x`, "250")],
-    script: ACQUIRE,
-    args: [T, "5000", "0", W, "100", "4000"],
+    args: [T, "5000", "0", ...REG],
   },
   { name: "extend longer", setup: [hold(T, "1000")], script: EXTEND, args: [T, "5000"] },
   { name: "extend never shorter", setup: [hold(T)], script: EXTEND, args: [T, "1000"] },
@@ -127,38 +103,8 @@ const CASES: readonly Case[] = [
   { name: "resume other", setup: [hold("x")], script: RESUME, args: [T, "y", "5000", "1"] },
   { name: "release plain", setup: [hold(T)], script: RELEASE, args: [T] },
   { name: "release absent", script: RELEASE, args: [T] },
-  { name: "release other", setup: [hold("x")], script: RELEASE, args: [T, ...serve] },
-  { name: "release, empty room", setup: [hold(T)], script: RELEASE, args: [T, ...serve] },
-  {
-    name: "release wakes a listener",
-    setup: [hold(T), ...room(["100", W], ["200", P])],
-    script: RELEASE,
-    args: [T, ...serve],
-  },
-  {
-    name: "release drops the dead, skips pollers",
-    setup: [hold(T), ...room(["50", "$past:abc:0"], ["100", P], ["300", W])],
-    script: RELEASE,
-    args: [T, ...serve],
-  },
-  {
-    name: "release serves an earlier poller",
-    setup: [hold(T), ...room(["100", P], ["300", W])],
-    script: RELEASE,
-    args: [T, ...serve, "200"],
-  },
-  {
-    name: "release leaves later ones to the local next",
-    setup: [hold(T), ...room(["900", LATE])],
-    script: RELEASE,
-    args: [T, ...serve, "200"],
-  },
-  {
-    name: "release re-sent finds its reservation",
-    setup: [hold(`wake:${W}|${T}`, "250")],
-    script: RELEASE,
-    args: [T, ...serve],
-  },
+  { name: "release other", setup: [hold("x")], script: RELEASE, args: [T] },
+  { name: "release, empty room", setup: [hold(T)], script: RELEASE, args: [T] },
   { name: "fence raise, absent", setup: [fence(2)], script: FENCE_RAISE, args: ["11", T] },
   { name: "fence raise, ours", setup: [hold(T), fence(11)], script: FENCE_RAISE, args: ["11", T] },
   {
@@ -202,19 +148,19 @@ const CASES: readonly Case[] = [
     name: "release one-shot, counter",
     setup: [hold(T), fence(4)],
     script: RELEASE,
-    args: [T, ...serve, "", "30000"],
+    args: [T, "", "30000"],
   },
   {
     name: "release one-shot absent, counter",
     setup: [fence(4)],
     script: RELEASE,
-    args: [T, ...serve, "", "30000"],
+    args: [T, "", "30000"],
   },
   {
     name: "release one-shot other, counter untouched",
     setup: [hold("x"), fence(4)],
     script: RELEASE,
-    args: [T, ...serve, "", "30000"],
+    args: [T, "", "30000"],
   },
   {
     name: "fence raise counts, counter expiry removed",
@@ -254,59 +200,28 @@ const CASES: readonly Case[] = [
     name: "handover ours",
     setup: [hold(T), fence(7), ...room(["300", W])],
     script: HANDOVER,
-    args: [T, "n", "5000", "1", W, ...serve, "300"],
+    args: [T, "n", "5000", "1", "300"],
   },
-  { name: "handover absent", script: HANDOVER, args: [T, "n", "5000", "0", "", ...serve, ""] },
-  {
-    name: "handover serves an earlier outsider",
-    setup: [hold(T), fence(7), ...room(["100", P], ["300", W])],
-    script: HANDOVER,
-    args: [T, "n", "5000", "1", W, ...serve, "300"],
-  },
+  { name: "handover absent", script: HANDOVER, args: [T, "n", "5000", "0", ""] },
   {
     name: "handover re-sent after the grant",
     setup: [hold("n", "1000"), fence(8)],
     script: HANDOVER,
-    args: [T, "n", "5000", "1", W, ...serve, "300"],
-  },
-  {
-    name: "handover re-sent after a reservation",
-    setup: [hold(`wake:${P}|${T}`, "1500")],
-    script: HANDOVER,
-    args: [T, "n", "5000", "1", W, ...serve, "300"],
+    args: [T, "n", "5000", "1", "300"],
   },
   {
     name: "handover other",
     setup: [hold("x")],
     script: HANDOVER,
-    args: [T, "n", "5000", "1", "", ...serve, ""],
+    args: [T, "n", "5000", "1", ""],
   },
   {
     name: "handover done",
     setup: [hold("done:x", "60000")],
     script: HANDOVER,
-    args: [T, "n", "5000", "1", "", ...serve, ""],
+    args: [T, "n", "5000", "1", ""],
   },
-  {
-    name: "handover another's reservation",
-    setup: [hold(`wake:${P}|x`, "250")],
-    script: HANDOVER,
-    args: [T, "n", "5000", "1", "", ...serve, ""],
-  },
-  { name: "leave", setup: [...room(["100", W], ["200", P])], script: LEAVE, args: [W] },
   { name: "leave, room of another type", setup: [["SET", "w", "user"]], script: LEAVE, args: [W] },
-  {
-    name: "leave drops a reservation made for it",
-    setup: [hold(`wake:${W}|x`, "250"), ...room(["200", P])],
-    script: LEAVE,
-    args: [W],
-  },
-  {
-    name: "leave keeps another's reservation and tokens",
-    setup: [hold(`wake:${P}|x`, "250"), ...room(["100", W])],
-    script: LEAVE,
-    args: [W],
-  },
   { name: "leave keeps a holder's token", setup: [hold(T)], script: LEAVE, args: [W] },
   // Several keys in one lock (docs/SAFETY.md §4b M1): all or none on a node.
   {
@@ -317,31 +232,10 @@ const CASES: readonly Case[] = [
     keys: TWO,
   },
   {
-    name: "two keys: acquire, the second held, registers in both rooms, sets nothing",
-    setup: [hold2("x")],
-    script: ACQUIRE,
-    args: [T, "5000", "1", W, "100", "4000"],
-    keys: TWO,
-  },
-  {
     name: "two keys: acquire, one a done marker",
     setup: [hold2("done:x", "60000")],
     script: ACQUIRE,
-    args: [T, "5000", "0", W, "100", "4000"],
-    keys: TWO,
-  },
-  {
-    name: "two keys: acquire, one reserved for another",
-    setup: [hold(`wake:${P}|x`, "250")],
-    script: ACQUIRE,
-    args: [T, "5000", "0", W, "100", "4000"],
-    keys: TWO,
-  },
-  {
-    name: "two keys: acquire, one reserved for us",
-    setup: [hold2(`wake:${W}|x`, "250")],
-    script: ACQUIRE,
-    args: [T, "5000", "0", W, "100", "4000"],
+    args: [T, "5000", "0", ...REG],
     keys: TWO,
   },
   {
@@ -387,17 +281,10 @@ const CASES: readonly Case[] = [
     keys: TWO,
   },
   {
-    name: "two keys: release, a listener in the second room",
-    setup: [hold(T), hold2(T), ...room2(["100", W])],
-    script: RELEASE,
-    args: [T, ...serve],
-    keys: TWO,
-  },
-  {
     name: "two keys: release, one another's",
     setup: [hold(T), hold2("x")],
     script: RELEASE,
-    args: [T, ...serve],
+    args: [T],
     keys: TWO,
   },
   {
@@ -418,35 +305,21 @@ const CASES: readonly Case[] = [
     name: "two keys: handover, nobody earlier",
     setup: [hold(T), hold2(T), fence(7), ...room(["300", W]), ...room2(["300", W])],
     script: HANDOVER,
-    args: [T, "n", "5000", "1", W, ...serve, "300"],
-    keys: TWO,
-  },
-  {
-    name: "two keys: handover, an earlier outsider in one room",
-    setup: [hold(T), hold2(T), fence(7), ...room(["300", W]), ...room2(["100", P], ["300", W])],
-    script: HANDOVER,
-    args: [T, "n", "5000", "1", W, ...serve, "300"],
+    args: [T, "n", "5000", "1", "300"],
     keys: TWO,
   },
   {
     name: "two keys: handover re-sent after the grant",
     setup: [hold("n", "1000"), hold2("n", "1000"), fence(8)],
     script: HANDOVER,
-    args: [T, "n", "5000", "1", W, ...serve, "300"],
+    args: [T, "n", "5000", "1", "300"],
     keys: TWO,
   },
   {
     name: "two keys: handover, one another's",
     setup: [hold(T), hold2("x")],
     script: HANDOVER,
-    args: [T, "n", "5000", "1", "", ...serve, ""],
-    keys: TWO,
-  },
-  {
-    name: "two keys: leave both rooms",
-    setup: [...room(["100", W]), ...room2(["100", W], ["200", P])],
-    script: LEAVE,
-    args: [W],
+    args: [T, "n", "5000", "1", ""],
     keys: TWO,
   },
   { name: "acquire free, no tombstone", script: ACQUIRE, args: [T, "5000", "1"], keys: VOID },
@@ -454,7 +327,7 @@ const CASES: readonly Case[] = [
     name: "acquire free, tombstoned",
     setup: [tomb],
     script: ACQUIRE,
-    args: [T, "5000", "1", W, "100", "4000"],
+    args: [T, "5000", "1", ...REG],
     keys: VOID,
   },
   {
@@ -510,7 +383,7 @@ const CASES: readonly Case[] = [
     name: "handover tombstoned",
     setup: [hold("h"), tomb],
     script: HANDOVER,
-    args: ["h", T, "5000", "0", "", ...serve, ""],
+    args: ["h", T, "5000", "0", ""],
     keys: VOID,
   },
   { name: "discard ours", setup: [hold(T)], script: DISCARD, args: [T, "5000"], keys: VOID },
@@ -593,11 +466,11 @@ describe("simulated node = redis-server, script by script", () => {
         .replaceAll("$past", String(now - 1_000));
     const name = (key: string) => `${prefix}${key}`;
     const keys = (c.keys ?? ["k", "f", "w"]).map(name);
-    const published: string[] = [];
     const sim = new SimNode({
       now: () => now,
       sha1,
-      onPublish: (ch, m) => published.push(`${ch} ${m}`),
+      // No subscriber on either side (the queue's hand-offs: parity-queue*.test.ts).
+      onPublish: () => 0,
     });
     for (const argv of c.setup ?? []) {
       const [cmd = "", key = "", ...rest] = argv.map(fill);
@@ -639,8 +512,6 @@ describe("simulated node = redis-server, script by script", () => {
         expect(simPttl - realPttl, `pttl of ${key}`).toBeLessThanOrEqual(read + 50);
       }
     }
-    if (c.name.startsWith("release wakes"))
-      expect(published).toEqual([`${keys[2]}:abc ${fill(W)}`]);
   });
 
   it("EVALSHA answers NOSCRIPT until EVAL loaded the script, and after a restart", () => {

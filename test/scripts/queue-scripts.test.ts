@@ -1,0 +1,216 @@
+/**
+ * The queue's scripts on a real redis-server, called directly (docs/SAFETY.md §2 P1–P4, the
+ * table's ACQUIRE, RELEASE, HANDOVER, LEAVE, PASS, DISCARD rows): registration with the node's
+ * time and the newest look, a hand-off to the first live waiter by place (skipping ended ones and
+ * ones nobody listens for), its message, RELEASE's `before`, HANDOVER to an earlier waiter of
+ * another instance, re-sends recognising the waiter handed to, PASS's look fence, and a queue key
+ * of another type left alone. Replaces the reservation tests of wake.test.ts and room.test.ts.
+ */
+import type { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { ACQUIRE, DISCARD, HANDOVER, LEAVE, PASS, RELEASE } from "../../src/scripts";
+import { useDevCluster } from "../support/dev-cluster";
+
+const dev = useDevCluster({ nodes: 1 });
+const r = (): Redis => dev.direct(0);
+const subscribers: Redis[] = [];
+afterAll(() => {
+  for (const s of subscribers) s.disconnect();
+});
+
+const tok = (c: string) => c.repeat(32);
+const [H, A, B, C, D, N] = ["1", "a", "b", "c", "d", "e"].map(tok) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+let n = 0;
+/** A fresh lock: key, fence, queue, and a tombstone key for `token`. */
+const lock = () => {
+  const k = `qs:${n++}:${crypto.randomUUID()}`;
+  return { k, f: `${k}:fence`, w: `${k}:wait`, keys: [k, `${k}:fence`, `${k}:wait`] };
+};
+/** A registration (ARGV of ACQUIRE from 4, of PASS from 2). */
+const reg = (place: number, look: number, listener = "l1", waitMs = 60_000, handMs = 1_500) =>
+  [place, look, listener, waitMs, handMs, 60_000, 0].map(String);
+const acquire = (keys: string[], token: string, registration: string[] = [], ttl = 5_000) =>
+  r().eval(ACQUIRE.lua, 3, ...keys, token, String(ttl), "0", ...registration) as Promise<number[]>;
+const release = (keys: string[], token: string, before?: number) =>
+  r().eval(RELEASE.lua, 3, ...keys, token, ...(before === undefined ? [] : [String(before)]));
+/** A listener: every message published on `<w>:<id>` on the node. */
+async function listen(w: string, id: string): Promise<string[]> {
+  const sub = r().duplicate();
+  subscribers.push(sub);
+  const got: string[] = [];
+  sub.on("message", (_, message: string) => got.push(message));
+  await sub.subscribe(`${w}:${id}`);
+  return got;
+}
+const record = async (w: string, token: string) => (await r().hget(w, token))?.split("|");
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 100 && !check(); i++) await new Promise((res) => setTimeout(res, 10));
+};
+
+describe("the queue's scripts on redis-server", () => {
+  it("ACQUIRE registers a refused call with the node's time; only a newer look replaces it; a grant removes it", async () => {
+    const { k, w, keys } = lock();
+    await r().set(k, H, "PX", 5_000);
+    const [flag, pttl, ahead] = await acquire(keys, A, reg(100, 2));
+    expect([flag, ahead]).toEqual([0, -1]);
+    expect(pttl).toBeGreaterThan(4_000);
+    const [place, deadline, listener, look, p, handMs, fencing] = (await record(w, A)) ?? [];
+    expect([place, listener, look, handMs, fencing]).toEqual(["100", "l1", "2", "1500", "0"]);
+    expect(Number(deadline) - Number(p)).toBe(60_000);
+    expect(await r().pttl(w)).toBeGreaterThan(55_000);
+    await acquire(keys, A, reg(100, 1)); // a late, older look
+    expect((await record(w, A))?.[3]).toBe("2");
+    await acquire(keys, A, reg(100, 3));
+    expect((await record(w, A))?.[3]).toBe("3");
+    // The holder a node placed names its place: a refusal reports it (`ahead`).
+    await r().hset(w, "^", `${H}|50|1|`);
+    expect((await acquire(keys, B, reg(200, 1)))[2]).toBe(50);
+    await r().del(k);
+    // Free, but A (place 100) waits before B (place 200): handed to A, B refused.
+    const handed = await listen(w, "l1");
+    expect((await acquire(keys, B, reg(200, 2)))[0]).toBe(0);
+    expect(await r().get(k)).toBe(A);
+    await until(() => handed.length > 0);
+    expect(handed[0]?.split("|").slice(0, 2)).toEqual([A, "3"]);
+    // A's own look then finds its token (P2): granted, its record gone, `^` names it.
+    expect(await acquire(keys, A, reg(100, 4))).toEqual([1, 0, -1]);
+    expect(await record(w, A)).toBeUndefined();
+    expect(await r().hget(w, "^")).toBe(`${A}|100|4|`);
+  });
+
+  it("RELEASE hands to the first live waiter by place: an ended wait and an unheard one are dropped", async () => {
+    const { k, w, keys } = lock();
+    await r().set(k, H, "PX", 5_000);
+    const heard = await listen(w, "la");
+    await acquire(keys, A, reg(300, 1, "la"));
+    await acquire(keys, B, reg(100, 1, "nobody"));
+    await acquire(keys, C, reg(200, 1, "la", 1)); // its wait ends 1 ms after registering
+    await acquire(keys, D, reg(400, 1, "la"));
+    await new Promise((res) => setTimeout(res, 20));
+    expect(await release(keys, H)).toBe(1);
+    expect(await r().get(k)).toBe(A);
+    const left = await r().pttl(k);
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(1_500);
+    expect((await r().hkeys(w)).sort()).toEqual(["^", D].sort());
+    expect(await r().hget(w, "^")).toBe(`${A}|300|1|${H}`);
+    await until(() => heard.length > 0);
+    await new Promise((res) => setTimeout(res, 20));
+    expect(heard).toHaveLength(1);
+    const [token, look, gap, handMs, fence] = (heard[0] ?? "").split("|");
+    expect([token, look, handMs, fence]).toEqual([A, "1", "1500", "0"]);
+    expect(Number(gap)).toBeGreaterThanOrEqual(0);
+    // A re-send of the release recognises the waiter it handed to; another token does not.
+    expect(await release(keys, H)).toBe(1);
+    expect(await release(keys, B)).toBe(-1);
+    expect(await r().get(k)).toBe(A);
+  });
+
+  it("RELEASE with `before` serves only waiters placed before it; else the key stays free", async () => {
+    const { k, w, keys } = lock();
+    await listen(w, "l1");
+    await r().set(k, H, "PX", 5_000);
+    await acquire(keys, A, reg(300, 1));
+    expect(await release(keys, H, 200)).toBe(1);
+    expect(await r().exists(k)).toBe(0);
+    expect(await record(w, A)).toBeDefined();
+    await r().set(k, B, "PX", 5_000);
+    expect(await release(keys, B, 400)).toBe(1);
+    expect(await r().get(k)).toBe(A);
+  });
+
+  it("HANDOVER goes to an earlier waiter of another instance (flag 3), a re-send says so again", async () => {
+    const { k, w, keys } = lock();
+    await listen(w, "other");
+    await r().set(k, H, "PX", 5_000);
+    await acquire(keys, A, reg(100, 1, "other"));
+    const handover = (token: string, next: string, place: number) =>
+      r().eval(HANDOVER.lua, 3, ...keys, token, next, "5000", "0", String(place));
+    expect(await handover(H, N, 200)).toEqual([3, 1_500, 1]);
+    expect(await r().get(k)).toBe(A);
+    const [flag, pttl, released] = (await handover(H, N, 200)) as number[];
+    expect([flag, released]).toEqual([3, 1]);
+    expect(pttl).toBeLessThanOrEqual(1_500);
+    // No earlier waiter: the next local caller gets it, and `^` names who handed it.
+    const second = lock();
+    await r().set(second.k, H, "PX", 5_000);
+    await acquire(second.keys, A, reg(300, 1, "other"));
+    const to = await r().eval(HANDOVER.lua, 3, ...second.keys, H, N, "5000", "0", "200");
+    expect(to).toEqual([1, 0, 1]);
+    expect(await r().get(second.k)).toBe(N);
+    expect(await r().hget(second.w, "^")).toBe(`${N}|200|0|${H}`);
+  });
+
+  it("PASS: a look numbered at or after the pass keeps its placement; a later pass gives it on", async () => {
+    const { k, w, keys } = lock();
+    const void_ = `${k}:void:${A}`;
+    const heard = await listen(w, "l1");
+    expect((await acquire(keys, A, reg(100, 3)))[0]).toBe(1); // look 3 placed A
+    await acquire(keys, B, reg(200, 1));
+    const pass = (look: number) =>
+      r().eval(PASS.lua, 4, ...keys, void_, A, ...reg(100, look)) as Promise<number[]>;
+    // Pass 2 was sent before look 3 but ran after it: look 3's placement stays.
+    expect((await pass(2))[0]).toBe(0);
+    expect(await r().get(k)).toBe(A);
+    expect(await record(w, A)).toBeUndefined();
+    // Pass 4: removed, handed to B, A registered again under look 4.
+    const [passed, pttl] = await pass(4);
+    expect(passed).toBe(1);
+    expect(await r().get(k)).toBe(B);
+    expect(pttl).toBeLessThanOrEqual(1_500);
+    expect((await record(w, A))?.[3]).toBe("4");
+    await until(() => heard.length > 0);
+    expect(heard[0]?.startsWith(`${B}|1|`)).toBe(true);
+  });
+
+  it("DISCARD takes back a key handed to the call, serves the next, and its tombstone refuses a late ACQUIRE", async () => {
+    const { k, w, keys } = lock();
+    await listen(w, "l1");
+    await r().set(k, H, "PX", 5_000);
+    await acquire(keys, A, reg(100, 1));
+    await acquire(keys, B, reg(200, 1));
+    await release(keys, H);
+    expect(await r().get(k)).toBe(A);
+    const tomb = `${k}:void:${A}`;
+    expect(await r().eval(DISCARD.lua, 4, ...keys, tomb, A, "5000")).toBe(1);
+    expect(await r().get(k)).toBe(B);
+    const late = (await r().eval(
+      ACQUIRE.lua,
+      4,
+      ...keys,
+      tomb,
+      A,
+      "5000",
+      "0",
+      ...reg(100, 2),
+    )) as number[];
+    expect(late[0]).toBe(0);
+    expect(await record(w, A)).toBeUndefined();
+    expect(await r().get(k)).toBe(B);
+  });
+
+  it("LEAVE removes a call's record by token; a queue key of another type is never touched", async () => {
+    const { k, w, keys } = lock();
+    await r().set(k, H, "PX", 5_000);
+    await acquire(keys, A, reg(100, 1));
+    expect(await r().eval(LEAVE.lua, 3, ...keys, A)).toBe(1);
+    expect(await record(w, A)).toBeUndefined();
+    expect(await r().eval(LEAVE.lua, 3, ...keys, A)).toBe(0);
+    const user = lock();
+    await r().set(user.w, "user's");
+    await r().set(user.k, H, "PX", 5_000);
+    expect((await acquire(user.keys, A, reg(100, 1)))[0]).toBe(0);
+    expect(await r().eval(LEAVE.lua, 3, ...user.keys, A)).toBe(0);
+    expect(await release(user.keys, H)).toBe(1);
+    expect(await acquire(user.keys, B)).toEqual([1, 0, -1]);
+    expect(await r().get(user.w)).toBe("user's");
+    expect(await r().pttl(user.w)).toBe(-1);
+  });
+});
