@@ -71,6 +71,10 @@ const pause = (ms: number): OpSpec => ({ kind: "pause", ms });
 const busyLocal = (start: number): CallerSpec =>
   caller(start, ...Array.from({ length: 6 }, () => acquire(1_000, 4_000, 20)));
 
+/** As {@link busyLocal}, with locks on keys 0 and 1 (they do not queue: hand-overs serve). */
+const busyLocalMulti = (start: number): CallerSpec =>
+  caller(start, ...Array.from({ length: 6 }, () => multi([0, 1], 4_000, 1_000, 20)));
+
 export const REGRESSIONS = {
   /**
    * a: the holder's `extend(200)` on a 1.5 s lease times out on a majority but runs there late;
@@ -120,9 +124,11 @@ export const REGRESSIONS = {
     finds: "fence-order",
   },
   /**
-   * c: three callers of one instance keep re-acquiring (20 ms holds) while one caller of another
-   * instance waits. Undone, every release hands the key on locally and the other instance's
-   * caller is served after all 15 later local calls (fairness).
+   * c: three callers of one instance keep re-acquiring a lock on keys 0 and 1 (20 ms holds: a lock
+   * on several keys does not queue, so its line hands over) while one caller of another instance
+   * waits for key 0 in the queue. Each hand-over serves that waiter first when it was placed
+   * before the next local caller. Undone, the local callers hand the key on among themselves
+   * (up to `HANDOVER_RUN_MAX`) past the waiter, placed before them ("queue-order").
    */
   "c-handover-starvation": {
     spec: {
@@ -131,9 +137,13 @@ export const REGRESSIONS = {
       weather: "calm",
       restarts: "none",
       fencing: false,
-      keys: 1,
+      keys: 2,
       instances: [
-        { wake: false, rate: 1, callers: [busyLocal(0), busyLocal(1), busyLocal(2)] },
+        {
+          wake: false,
+          rate: 1,
+          callers: [busyLocalMulti(0), busyLocalMulti(1), busyLocalMulti(2)],
+        },
         { wake: false, rate: 1.004, callers: [caller(30, acquire(1_000, 4_000, 20))] },
       ],
     },
