@@ -71,6 +71,10 @@ const pause = (ms: number): OpSpec => ({ kind: "pause", ms });
 const busyLocal = (start: number): CallerSpec =>
   caller(start, ...Array.from({ length: 6 }, () => acquire(1_000, 4_000, 20)));
 
+/** As {@link busyLocal}, with locks on keys 0 and 1 (they do not queue: hand-overs serve). */
+const busyLocalMulti = (start: number): CallerSpec =>
+  caller(start, ...Array.from({ length: 6 }, () => multi([0, 1], 4_000, 1_000, 20)));
+
 export const REGRESSIONS = {
   /**
    * a: the holder's `extend(200)` on a 1.5 s lease times out on a majority but runs there late;
@@ -120,17 +124,11 @@ export const REGRESSIONS = {
     finds: "fence-order",
   },
   /**
-   * c: the first caller of an instance takes the free key on its first look; two more of that
-   * instance call while it holds, so they wait in its local line without looking, and each release
-   * hands the key on in the same requests (HANDOVER). All three keep re-acquiring (20 ms holds)
-   * while one caller of another instance waits in the queue from 30 ms. With the fix, the first
-   * HANDOVER whose next local call is placed after the waiter hands the key to the waiter instead
-   * (flag 3; at seed 7 the second, at 51 ms).
-   * Undone, the key goes on locally until the backstop (`HANDOVER_RUN_MAX` handovers in a row)
-   * sends a release to the nodes, and the waiter is overtaken by local calls placed after it
-   * (queue-order). The local callers must not start together: their first looks may split, every
-   * one of them then queues, and a queued call's grant is released to the nodes, never handed
-   * over (docs/SAFETY.md L3): no HANDOVER would run before the waiter is served (seed 7 did so).
+   * c: three callers of one instance keep re-acquiring a lock on keys 0 and 1 (20 ms holds: a lock
+   * on several keys does not queue, so its line hands over) while one caller of another instance
+   * waits for key 0 in the queue. Each hand-over serves that waiter first when it was placed
+   * before the next local caller. Undone, the local callers hand the key on among themselves
+   * (up to `HANDOVER_RUN_MAX`) past the waiter, placed before them ("queue-order").
    */
   "c-handover-starvation": {
     spec: {
@@ -139,9 +137,13 @@ export const REGRESSIONS = {
       weather: "calm",
       restarts: "none",
       fencing: false,
-      keys: 1,
+      keys: 2,
       instances: [
-        { wake: false, rate: 1, callers: [busyLocal(0), busyLocal(10), busyLocal(12)] },
+        {
+          wake: false,
+          rate: 1,
+          callers: [busyLocalMulti(0), busyLocalMulti(1), busyLocalMulti(2)],
+        },
         { wake: false, rate: 1.004, callers: [caller(30, acquire(1_000, 4_000, 20))] },
       ],
     },
@@ -802,5 +804,44 @@ export const REGRESSIONS = {
     } as ScheduleSpec,
     mutant: "q5-discard-keeps-record",
     finds: "blocked-by-nobody",
+  },
+  /**
+   * The queue's head froze with its streams open (docs/SAFETY.md §6 "Progress"): instance 1's
+   * waiter is first in the queue when its process stops; the release hands it the key (PUBLISH
+   * counts its open stream), nobody takes it up, and instance 2's waiter gets the key once the
+   * hand-off's TTL ran out, at its next refresh: at most `handMs` + `retryDelayMax` of idle time.
+   */
+  "q-frozen-head": {
+    spec: {
+      seed: 5,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      stops: [{ instance: 1, at: 200, streams: "open" }],
+      instances: [
+        { wake: false, rate: 1, callers: [caller(0, acquire(1_000, 0, 300))] },
+        { wake: false, rate: 1, callers: [caller(50, acquire(1_000, 5_000, 10))] },
+        { wake: false, rate: 1, callers: [caller(100, acquire(1_000, 5_000, 10))] },
+      ],
+    },
+  },
+  /** As `q-frozen-head`, but the head was killed (its streams closed): the release skips it. */
+  "q-killed-head": {
+    spec: {
+      seed: 5,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      stops: [{ instance: 1, at: 200, streams: "closed" }],
+      instances: [
+        { wake: false, rate: 1, callers: [caller(0, acquire(1_000, 0, 300))] },
+        { wake: false, rate: 1, callers: [caller(50, acquire(1_000, 5_000, 10))] },
+        { wake: false, rate: 1, callers: [caller(100, acquire(1_000, 5_000, 10))] },
+      ],
+    },
   },
 } satisfies Record<string, Regression>;

@@ -100,6 +100,9 @@ export async function runSchedule(
     for (let k = 0; k < spec.keys; k++) host.node.set(`sim:k${k}:fence`, String(counter));
   });
   let running = 0;
+  /** Callers still running, per instance (a stopped instance's never end). */
+  const runningOf = spec.instances.map(() => 0);
+  const owners = spec.instances.map(() => ({ dead: false }));
   try {
     spec.instances.forEach((instance, i) => {
       const client = createClient(scheduler, {
@@ -109,7 +112,7 @@ export async function runSchedule(
       });
       clients.push(client);
       const locks: Locks = client.lib.createLocks({
-        nodes: Array.from({ length: spec.nodes }, (_, n) => net.link(i, n)),
+        nodes: Array.from({ length: spec.nodes }, (_, n) => net.link(i, n, owners[i])),
         prefix: "sim:",
         fencing: spec.fencing,
         driftFactor: DRIFT_FACTOR,
@@ -121,6 +124,7 @@ export async function runSchedule(
       const active = new Map<string, number>();
       instance.callers.forEach((caller, c) => {
         running++;
+        runningOf[i] = (runningOf[i] ?? 0) + 1;
         scheduler.after(caller.start, () => {
           const ctx = {
             peers,
@@ -136,11 +140,26 @@ export async function runSchedule(
             active,
             wake: instance.wake,
           };
-          void runCaller(ctx, caller.ops).finally(() => running--);
+          void runCaller(ctx, caller.ops).finally(() => {
+            running--;
+            runningOf[i] = (runningOf[i] ?? 1) - 1;
+          });
         });
       });
     });
     scheduleNodeEvents(spec, scheduler, net, random.split("nodes"));
+    for (const stop of spec.stops ?? []) {
+      scheduler.after(stop.at, () => {
+        const owner = owners[stop.instance];
+        if (owner === undefined || owner.dead) return;
+        owner.dead = true;
+        clients[stop.instance]?.kill();
+        if (stop.streams === "closed") net.closeStreamsOf(owner);
+        // Its callers never end: the run does not wait for them.
+        running -= runningOf[stop.instance] ?? 0;
+        runningOf[stop.instance] = 0;
+      });
+    }
     const start = scheduler.now;
     const settled = await scheduler.run({
       until: start + LIMITS.virtualMs,

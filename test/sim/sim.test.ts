@@ -88,6 +88,32 @@ describe("deterministic simulation", () => {
     expect(grants[1]).toMatch(/grant i1\/c0#1 k0 .* release=released$/);
   });
 
+  /** When the grants of a trace were made (virtual ms), in order. */
+  const grantTimes = (trace: readonly string[] | undefined) =>
+    (trace ?? []).filter((l) => l.includes(" grant ")).map((l) => Number(l.split(" ")[0]));
+
+  it("a head frozen with its streams open costs at most handMs + retryDelayMax of idle time", async () => {
+    const { verdict, trace } = await runSchedule(REGRESSIONS["q-frozen-head"].spec, {
+      trace: true,
+    });
+    expect(verdict.bugs).toEqual([]);
+    const [first = 0, second = Number.NaN] = grantTimes(trace);
+    // The holder releases 300 ms after its grant; the hand-off's TTL is the lease (1 s), the
+    // refresh every retryDelayMax (200 ms); a few ms of requests on top.
+    const idle = second - (first + 300);
+    expect(idle).toBeGreaterThan(1_000 - 50);
+    expect(idle).toBeLessThanOrEqual(1_000 + 200 + 20);
+  });
+
+  it("a killed head costs nothing: its streams closed, the release hands the key to the next", async () => {
+    const { verdict, trace } = await runSchedule(REGRESSIONS["q-killed-head"].spec, {
+      trace: true,
+    });
+    expect(verdict.bugs).toEqual([]);
+    const [first = 0, second = Number.NaN] = grantTimes(trace);
+    expect(second - (first + 300)).toBeLessThanOrEqual(20);
+  });
+
   it("replays a schedule exactly (same seed, same trace)", async () => {
     const { spec } = REGRESSIONS["c-handover-starvation"];
     const first = await runSchedule(spec, { trace: true });

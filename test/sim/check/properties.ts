@@ -340,18 +340,14 @@ export const REGISTERED_WITHIN = 50;
 
 /**
  * 5c (docs/SAFETY.md §6 "The queue"): a waiter for one key whose registration reached every node
- * is overtaken only by calls placed before it (up to the clock offsets between instances), by
- * callers that do not queue (a lock on several keys) and by a ticket's lock resumed. A waiter of
- * a line becomes first in it when the caller before it of its instance is granted; it registers
- * only after that grant ends (its own look refused), and until then §6 "The local line" keeps
- * its place: the release hands the key to it, or to a queue's waiter placed before it, in the
- * same requests. So a later caller of another instance granted after that release breaches the
- * line or the queue.
+ * is overtaken only by calls placed before it (up to the clock offsets between instances) and by
+ * a ticket's lock resumed. Callers that do not queue (a lock on several keys) place only on a key
+ * free of live waiters placed before them, and hand-overs serve those waiters first: no exception. A waiter of a line becomes first in it, and
+ * registers, when the caller before it of its instance is granted.
  */
 function queueOrder(input: CheckInput): Finding[] {
   const found: Finding[] = [];
   const { observed } = input;
-  const multi = new Set(observed.waits.filter((w) => w.keys !== undefined).map((w) => w.grant));
   for (const w of observed.waits) {
     const end = w.end;
     if (end === undefined || w.keys !== undefined) continue;
@@ -364,7 +360,7 @@ function queueOrder(input: CheckInput): Finding[] {
         continue;
       }
       // A resume takes a ticket's lock over: no caller placed after the waiter.
-      if (multi.has(g.id) || observed.resumes?.has(g.id)) continue;
+      if (observed.resumes?.has(g.id)) continue;
       if (g.granted <= first + REGISTERED_WITHIN) continue;
       if (g.requested <= w.requested + input.skew(g.requested)) continue;
       found.push({

@@ -80,6 +80,8 @@ export interface NodeStream {
   deliver(message: string): void;
   /** Its node went down: the connection is gone. */
   broken(): void;
+  /** The client it belongs to (see {@link SimCluster.closeStreamsOf}). */
+  readonly owner?: Owner | undefined;
 }
 
 /** One node and its condition. */
@@ -311,6 +313,14 @@ export class SimCluster {
   }
 
   /** Whether `stream` still receives node `index`'s messages. */
+  /** A client's process was killed: every stream of `owner` closes on every node (PUBLISH skips it). */
+  closeStreamsOf(owner: Owner): void {
+    for (const host of this.hosts) {
+      for (const stream of [...host.streams])
+        if (stream.owner === owner) host.streams.delete(stream);
+    }
+  }
+
   attached(index: number, stream: NodeStream): boolean {
     return this.host(index).streams.has(stream);
   }

@@ -56,6 +56,7 @@ export class SimSubscriber implements SubscriberLike {
     const { channel } = options;
     this.#stream = {
       channel,
+      owner: options.owner,
       deliver: (message) => {
         const hear = () => {
           cluster.trace?.(`${options.label} heard ${message}`);

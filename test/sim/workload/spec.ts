@@ -138,6 +138,18 @@ export interface ScheduleSpec {
    * by a fixed amount, instead of their drawn delay (see `LateWindow` in `runtime/cluster.ts`).
    */
   readonly late?: readonly LateWindow[] | undefined;
+  /**
+   * Instances whose process stops at `at` ms (named regressions): none of its code runs again
+   * (no timer, reply or message reaches it). With `streams: "open"` it froze: its streams stay
+   * subscribed (PUBLISH still counts them); with "closed" it was killed: they close.
+   */
+  readonly stops?:
+    | readonly {
+        readonly instance: number;
+        readonly at: number;
+        readonly streams: "open" | "closed";
+      }[]
+    | undefined;
 }
 
 const lease = fc.integer({ min: 150, max: 1_500 });
