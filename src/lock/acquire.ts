@@ -1,7 +1,7 @@
 import type { LockError, NodeOutcome } from "../errors";
 import type { Round } from "../quorum";
 import { drift } from "../quorum";
-import type { Keys, LockCore } from "./core";
+import type { LockCore } from "./core";
 import {
   budgetShortfall,
   cleanup,
@@ -10,7 +10,7 @@ import {
   type unheardFailure,
 } from "./failure";
 import type { Grant } from "./grant";
-import { type Holds, holdsOf } from "./holds";
+import { holdsOf } from "./holds";
 import type { KeySet } from "./keyset";
 import { judge, type Verdict } from "./look";
 import type { ResolvedCall } from "./options";
@@ -18,7 +18,6 @@ import { queuedGrant } from "./queued-grant";
 import type { RoundSpec, RoundTerms } from "./spec";
 import { newToken } from "./timing";
 import { combinedWaiter } from "./wait/combined";
-import type { LocalHold } from "./wait/queue";
 import { type Tries, triesOf } from "./wait/tried";
 import type { Waiter } from "./wait/waiter";
 

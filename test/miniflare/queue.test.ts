@@ -146,7 +146,12 @@ describe("the wait queue on Workers, 5 nodes", () => {
     expect(waited.status).toBe("released");
     // The first look, then one registration: handed the key, not a refresh (30 s away); released
     // before half the hand-off TTL, so no extension.
-    expect(waited.events).toEqual(["acquire busy 0", "acquire busy 1", "acquire granted 1", "release"]);
+    expect(waited.events).toEqual([
+      "acquire busy 0",
+      "acquire busy 1",
+      "acquire granted 1",
+      "release",
+    ]);
     // 7 before two changes, at either of two moments: (1) the refused first round was decided at
     // 3 of 5 answers and the 5 streams opened while its 2 other requests still waited for headers;
     // (2) a hand-off counted at 3 of 5 sent LEAVE to the other 2 beside an immediate EXTEND on all
@@ -181,7 +186,12 @@ describe("the wait queue on Workers, 5 nodes", () => {
     expect((await holder.release()).status).toBe("released");
     const waited = (await (await response).json()) as Waited;
     // Handed at the release (PUBLISH = 0 skipped the ended waiter), not found by a refresh.
-    expect(waited.events).toEqual(["acquire busy 0", "acquire busy 1", "acquire granted 1", "release"]);
+    expect(waited.events).toEqual([
+      "acquire busy 0",
+      "acquire busy 1",
+      "acquire granted 1",
+      "release",
+    ]);
     for (const room of await records(key)) expect(room).not.toContain(gone);
     expect((await records(key)).flat()).toEqual([]);
     // Its streams ended with its request, quietly: no stream reader error, no cross-request I/O.
