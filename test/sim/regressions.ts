@@ -67,11 +67,7 @@ const idempotentFor = (lease: number, hold: number): OpSpec => ({
 
 const pause = (ms: number): OpSpec => ({ kind: "pause", ms });
 
-/** Three callers of one instance that keep re-acquiring with short holds. */
-const busyLocal = (start: number): CallerSpec =>
-  caller(start, ...Array.from({ length: 6 }, () => acquire(1_000, 4_000, 20)));
-
-/** As {@link busyLocal}, with locks on keys 0 and 1 (they do not queue: hand-overs serve). */
+/** A caller that keeps re-acquiring a lock on keys 0 and 1 with short holds (it does not queue). */
 const busyLocalMulti = (start: number): CallerSpec =>
   caller(start, ...Array.from({ length: 6 }, () => multi([0, 1], 4_000, 1_000, 20)));
 

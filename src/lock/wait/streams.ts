@@ -149,7 +149,7 @@ export class HandoffStreams {
       },
       ready: (index) => {
         const stream = used[nodes.findIndex((n) => n.index === index)];
-        return stream !== undefined && stream.ready && !stream.failed;
+        return stream?.ready === true && !stream.failed;
       },
       close: () => {
         if (closed) return;
