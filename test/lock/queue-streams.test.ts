@@ -49,8 +49,8 @@ describe("the queue's streams", () => {
     expect((await holder.release()).status).toBe("released");
     const lock = await waiting;
     expect(await readBack(dev, 3, `${prefix}k`)).toEqual([lock.token, lock.token, lock.token]);
-    // One refused look, then the grant from the messages.
-    expect(looks).toEqual(["busy", "granted"]);
+    // One refused look, the registration (a look refused too), then the grant from the messages.
+    expect(looks).toEqual(["busy", "busy", "granted"]);
     expect(await queued(room)).toEqual([0, 0, 0]);
     const subscribes = cluster.controls.map((c) => c.stats().commands.subscribe ?? 0);
     expect(subscribes).toEqual([1, 1, 1]);
