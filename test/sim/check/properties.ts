@@ -349,8 +349,9 @@ function queueOrder(input: CheckInput): Finding[] {
   const found: Finding[] = [];
   const { observed } = input;
   for (const w of observed.waits) {
-    const end = w.end;
-    if (end === undefined || w.keys !== undefined) continue;
+    if (w.end === undefined || w.keys !== undefined) continue;
+    // Its wait ends at `wait` (the nodes drop its record then), whenever its caller hears of it.
+    const end = Math.min(w.end, w.requested + w.wait);
     let first = w.requested;
     for (const g of grantsOf(observed, w.key)) {
       if (g.granted <= w.requested || g.granted >= end) continue;
