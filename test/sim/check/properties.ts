@@ -357,7 +357,8 @@ function queueOrder(input: CheckInput): Finding[] {
       if (g.granted <= w.requested || g.granted >= end) continue;
       const owner = observed.owner.get(g.id) ?? -1;
       if (owner === w.instance) {
-        first = Math.max(first, g.granted);
+        // The line's holder asks the nodes for the next only when it releases (or expires).
+        first = Math.max(first, g.releaseStart ?? intervalEnd(g));
         continue;
       }
       // A resume takes a ticket's lock over: no caller placed after the waiter.
