@@ -12,12 +12,10 @@
  *
  * The holders are clients in this Node process: their requests are not the measured request's.
  */
-import { fileURLToPath } from "node:url";
-import { buildSync } from "esbuild";
-import { Miniflare } from "miniflare";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createLocks } from "../../src";
 import { useDevCluster } from "../support/dev-cluster";
+import { useWorker } from "./support/worker";
 
 const N = 5;
 /** Workers' limit of simultaneous connections waiting for headers, per request. */
@@ -27,48 +25,13 @@ const CHECK_EVERY_MS = 30_000;
 const dev = useDevCluster({ nodes: N });
 const prefix = `mf-queue:${crypto.randomUUID()}:`;
 
-let mf: Miniflare;
-let runtimeOutput = "";
-
-beforeAll(async () => {
-  const entry = fileURLToPath(new URL("./queue.worker.ts", import.meta.url));
-  const bundle = buildSync({
-    entryPoints: [entry],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    conditions: ["workerd", "worker", "browser"],
-    target: "es2022",
-    write: false,
-  });
-  mf = new Miniflare({
-    modules: [
-      { type: "ESModule", path: "worker.mjs", contents: bundle.outputFiles[0]?.text ?? "" },
-    ],
-    compatibilityDate: "2025-09-01",
-    verbose: true,
-    bindings: {
-      EDGELOCK_NODES: JSON.stringify(dev.cluster.nodes.map(({ url, token }) => ({ url, token }))),
-      LOCK_PREFIX: prefix,
-      // The dev nodes run in this test process; a loaded machine must not turn into timeouts.
-      REQUEST_TIMEOUT_MS: "1000",
-      CHECK_EVERY_MS: String(CHECK_EVERY_MS),
-    },
-    handleRuntimeStdio(stdout, stderr) {
-      stdout.on("data", (chunk) => {
-        runtimeOutput += String(chunk);
-      });
-      stderr.on("data", (chunk) => {
-        runtimeOutput += String(chunk);
-      });
-    },
-  });
-  await mf.ready;
-}, 60_000);
-
-afterAll(async () => {
-  await mf?.dispose();
-});
+const worker = useWorker(new URL("./queue.worker.ts", import.meta.url), () => ({
+  EDGELOCK_NODES: JSON.stringify(dev.cluster.nodes.map(({ url, token }) => ({ url, token }))),
+  LOCK_PREFIX: prefix,
+  // The dev nodes run in this test process; a loaded machine must not turn into timeouts.
+  REQUEST_TIMEOUT_MS: "1000",
+  CHECK_EVERY_MS: String(CHECK_EVERY_MS),
+}));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -130,8 +93,8 @@ describe("the wait queue on Workers, 5 nodes", () => {
   it("a queued waiter is handed the key with at most 6 fetches waiting for headers", async () => {
     const key = `peak:${crypto.randomUUID()}`;
     const holder = await holderLocks().acquire(key, { lease: 30_000 });
-    await mf.dispatchFetch("http://worker.test/peak", { method: "DELETE" });
-    const response = mf.dispatchFetch(`http://worker.test/wait/${key}?wait=20000&hold=50`, {
+    await worker.mf.dispatchFetch("http://worker.test/peak", { method: "DELETE" });
+    const response = worker.mf.dispatchFetch(`http://worker.test/wait/${key}?wait=20000&hold=50`, {
       method: "POST",
     });
     await queued(key, 1);
@@ -163,7 +126,7 @@ describe("the wait queue on Workers, 5 nodes", () => {
   it("a waiting request that ends leaves nothing behind: the next waiter is handed the key", async () => {
     const key = `ended:${crypto.randomUUID()}`;
     const holder = await holderLocks().acquire(key, { lease: 30_000 });
-    const ended = await mf.dispatchFetch(
+    const ended = await worker.mf.dispatchFetch(
       `http://worker.test/abandon/${key}?wait=20000&settle=300`,
       {
         method: "POST",
@@ -176,7 +139,7 @@ describe("the wait queue on Workers, 5 nodes", () => {
       (await listening(key)).every((c) => c === 0),
     );
     const [gone] = (await records(key))[0] ?? [];
-    const response = mf.dispatchFetch(`http://worker.test/wait/${key}?wait=20000`, {
+    const response = worker.mf.dispatchFetch(`http://worker.test/wait/${key}?wait=20000`, {
       method: "POST",
     });
     await until("the next waiter queued behind it", async () => {
@@ -195,13 +158,13 @@ describe("the wait queue on Workers, 5 nodes", () => {
     for (const room of await records(key)) expect(room).not.toContain(gone);
     expect((await records(key)).flat()).toEqual([]);
     // Its streams ended with its request, quietly: no stream reader error, no cross-request I/O.
-    expect(runtimeOutput).not.toMatch(/Stream reading error|different request context/i);
+    expect(worker.output()).not.toMatch(/Stream reading error|different request context/i);
   });
 
   it("an ended waiter's record goes at its deadline even when nobody is handed the key", async () => {
     const key = `deadline:${crypto.randomUUID()}`;
     const holder = await holderLocks().acquire(key, { lease: 30_000 });
-    await mf.dispatchFetch(`http://worker.test/abandon/${key}?wait=1000&settle=300`, {
+    await worker.mf.dispatchFetch(`http://worker.test/abandon/${key}?wait=1000&settle=300`, {
       method: "POST",
     });
     expect((await records(key)).map((r) => r.length)).toEqual(Array(N).fill(1));

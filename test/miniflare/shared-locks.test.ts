@@ -7,66 +7,28 @@
  * their request contexts as `wrangler dev` does, so a request's floating work never stopped there.
  * Here every `dispatchFetch` is a request of its own, as under `wrangler dev` and in production.
  */
-import { fileURLToPath } from "node:url";
-import { buildSync } from "esbuild";
-import { Miniflare } from "miniflare";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useDevCluster } from "../support/dev-cluster";
+import { useWorker } from "./support/worker";
 
 const dev = useDevCluster({ nodes: 3 });
 const BURSTS = 10;
 const BURST = 20;
 
-let mf: Miniflare;
-/** Everything workerd wrote to stdout and stderr (its warnings included). */
-let runtimeOutput = "";
-
-beforeAll(async () => {
-  const entry = fileURLToPath(new URL("./shared-locks.worker.ts", import.meta.url));
-  const bundle = buildSync({
-    entryPoints: [entry],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    conditions: ["workerd", "worker", "browser"],
-    target: "es2022",
-    write: false,
-  });
-  mf = new Miniflare({
-    modules: [
-      { type: "ESModule", path: "worker.mjs", contents: bundle.outputFiles[0]?.text ?? "" },
-    ],
-    compatibilityDate: "2025-09-01",
-    verbose: true,
-    structuredWorkerdLogs: true,
-    bindings: {
-      EDGELOCK_NODES: JSON.stringify(dev.cluster.nodes),
-      LOCK_PREFIX: `mf:${crypto.randomUUID()}:`,
-      // The dev nodes run in this test process; a loaded machine must not turn into timeouts.
-      REQUEST_TIMEOUT_MS: "1000",
-    },
-    handleStructuredLogs({ message }) {
-      runtimeOutput += `${message}\n`;
-    },
-    handleRuntimeStdio(stdout, stderr) {
-      stdout.on("data", (chunk) => {
-        runtimeOutput += String(chunk);
-      });
-      stderr.on("data", (chunk) => {
-        runtimeOutput += String(chunk);
-      });
-    },
-  });
-  await mf.ready;
-}, 60_000);
-
-afterAll(async () => {
-  await mf?.dispose();
-});
+const worker = useWorker(
+  new URL("./shared-locks.worker.ts", import.meta.url),
+  () => ({
+    EDGELOCK_NODES: JSON.stringify(dev.cluster.nodes),
+    LOCK_PREFIX: `mf:${crypto.randomUUID()}:`,
+    // The dev nodes run in this test process; a loaded machine must not turn into timeouts.
+    REQUEST_TIMEOUT_MS: "1000",
+  }),
+  { structuredLogs: true },
+);
 
 async function waitFree(id: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
-    const res = await mf.dispatchFetch(`http://worker.test/free/${id}`);
+    const res = await worker.mf.dispatchFetch(`http://worker.test/free/${id}`);
     const { free } = (await res.json()) as { free: boolean };
     if (free) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -83,7 +45,7 @@ describe("one Locks per env shared by a Worker's requests (the README's pattern)
       await waitFree(id);
       const url = `http://worker.test/jobs/${id}?burst=${b}&of=${BURST}`;
       const responses = await Promise.all(
-        Array.from({ length: BURST }, () => mf.dispatchFetch(url, { method: "POST" })),
+        Array.from({ length: BURST }, () => worker.mf.dispatchFetch(url, { method: "POST" })),
       );
       const tally: Record<number, number> = {};
       for (const res of responses) {
@@ -96,6 +58,6 @@ describe("one Locks per env shared by a Worker's requests (the README's pattern)
     console.log(`per burst: ${tallies.map((t) => JSON.stringify(t)).join(" ")}`);
     expect(problems.slice(0, 3)).toEqual([]);
     expect(tallies).toEqual(Array(BURSTS).fill({ 200: 1, 409: BURST - 1 }));
-    expect(runtimeOutput).not.toMatch(/different request context/i);
+    expect(worker.output()).not.toMatch(/different request context/i);
   }, 120_000);
 });

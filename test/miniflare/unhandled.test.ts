@@ -10,55 +10,17 @@
  * unhandled rejections: a caught `fetch` prints one, a failed acquire one per refused connection,
  * and none of them fires `unhandledrejection`.
  */
-import { fileURLToPath } from "node:url";
-import { buildSync } from "esbuild";
-import { Miniflare } from "miniflare";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useDevCluster } from "../support/dev-cluster";
+import { useWorker } from "./support/worker";
 
 const dev = useDevCluster({ nodes: 3 });
 
-let mf: Miniflare;
-/** Everything workerd wrote to stdout and stderr. */
-let runtimeOutput = "";
-
-beforeAll(async () => {
-  const entry = fileURLToPath(new URL("./unhandled.worker.ts", import.meta.url));
-  const bundle = buildSync({
-    entryPoints: [entry],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    conditions: ["workerd", "worker", "browser"],
-    target: "es2022",
-    write: false,
-  });
-  mf = new Miniflare({
-    modules: [
-      { type: "ESModule", path: "worker.mjs", contents: bundle.outputFiles[0]?.text ?? "" },
-    ],
-    compatibilityDate: "2025-09-01",
-    verbose: true,
-    bindings: {
-      EDGELOCK_NODES: JSON.stringify(dev.cluster.nodes),
-      LOCK_PREFIX: `mf-unhandled:${crypto.randomUUID()}:`,
-      REQUEST_TIMEOUT_MS: "500",
-    },
-    handleRuntimeStdio(stdout, stderr) {
-      stdout.on("data", (chunk) => {
-        runtimeOutput += String(chunk);
-      });
-      stderr.on("data", (chunk) => {
-        runtimeOutput += String(chunk);
-      });
-    },
-  });
-  await mf.ready;
-}, 60_000);
-
-afterAll(async () => {
-  await mf?.dispose();
-});
+const worker = useWorker(new URL("./unhandled.worker.ts", import.meta.url), () => ({
+  EDGELOCK_NODES: JSON.stringify(dev.cluster.nodes),
+  LOCK_PREFIX: `mf-unhandled:${crypto.randomUUID()}:`,
+  REQUEST_TIMEOUT_MS: "500",
+}));
 
 interface Ran {
   readonly result: string | number;
@@ -66,7 +28,7 @@ interface Ran {
 }
 
 async function scenario(name: string): Promise<Ran> {
-  const res = await mf.dispatchFetch(`http://worker.test/${name}`);
+  const res = await worker.mf.dispatchFetch(`http://worker.test/${name}`);
   return (await res.json()) as Ran;
 }
 
@@ -94,14 +56,14 @@ describe("workerd: no unhandled rejection when every lock node is unreachable", 
   });
 
   it("workerd's 'Uncaught (in promise)' info line comes with every refused connection, caught or not", async () => {
-    const before = runtimeOutput.length;
+    const before = worker.output().length;
     expect(await scenario("fetch")).toEqual({ result: "Error", unhandled: [] });
-    const caughtFetch = runtimeOutput.slice(before);
+    const caughtFetch = worker.output().slice(before);
     const lines = /source = Uncaught \(in promise\); stack = Error: Network connection lost/g;
     const refused = /connect\(\): Connection refused/g;
     expect(count(caughtFetch, refused)).toBeGreaterThan(0);
     expect(count(caughtFetch, lines)).toBe(count(caughtFetch, refused));
     // Over every scenario so far: one line per refused connection, none more.
-    expect(count(runtimeOutput, lines)).toBe(count(runtimeOutput, refused));
+    expect(count(worker.output(), lines)).toBe(count(worker.output(), refused));
   });
 });
