@@ -134,7 +134,9 @@ describe("the queue when hand-off messages fail", () => {
     expect(heard.map((messages) => messages.length)).toEqual([1, 1, 1]);
     expect(heard.every(([m]) => m?.startsWith(`${frozen}|1|`))).toBe(true);
     expect(lock.token).not.toBe(frozen);
-    expect(await readBack(dev, N, k)).toEqual([lock.token, lock.token, lock.token]);
+    // Granted on a majority; the third node may still be on its way (its hand-off, or free).
+    const held = (await readBack(dev, N, k)).filter((value) => value === lock.token);
+    expect(held.length).toBeGreaterThanOrEqual(2);
     // Not before the frozen head's hand-off expired; at most its TTL plus one refresh (and the
     // look's requests) after the release.
     expect(idle).toBeGreaterThanOrEqual(handMs - 50);
