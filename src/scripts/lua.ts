@@ -271,7 +271,9 @@ end
  * Returns {1, fence, -1} when granted (fence 0 without fencing), {0, pttl, place} when held by
  * another, {2, pttl, -1} when the key holds a done marker (`done:<token>`, written by COMPLETE;
  * tokens are hex, so no token starts with `done:`), pttl being the marker's remaining retention.
- * `place` is the holder's place when this node placed it (see `QUEUE`), else -1. A request that
+ * `place` is the holder's place when this node placed it (see `QUEUE`) and the holder comes
+ * before the caller in the queue's order (place, then token; a caller without a place comes after
+ * everyone), else -1: the caller that is told a place gives way (P4). A request that
  * finds its own token never shortens the TTL and never counts a second fence (a re-send, or a
  * later look of the same call: P2).
  *
@@ -333,8 +335,12 @@ for i = 1, n do
     end
     if n == 1 and isQueue(1) then
       local h = redis.call("HGET", roomKey(1), "^")
-      if h and fields(h)[1] == current then
-        ahead = tonumber(fields(h)[2]) or -1
+      local f = h and fields(h)
+      local at = f and f[1] == current and tonumber(f[2])
+      -- The holder's place, told only when the holder comes first in the queue's order (place,
+      -- then token): a caller told of one gives way (P4), so of a tie exactly one does not.
+      if at and (limit == nil or at < limit[1] or (at == limit[1] and current < token)) then
+        ahead = at
       end
     end
   end
@@ -506,8 +512,8 @@ return {0, 0, undone}
  * Release `token`: delete it from every key that holds it and hand each key freed (or found
  * free) to its queue's first live waiter (see `QUEUE`: a hand-off; none waiting, the key stays
  * deleted). `before` (optional) = the place of the releaser's own next waiter ("" for none): then
- * only a waiter placed before it is served, and otherwise the key stays free for that local
- * caller. `counterMs` (optional) = a one-shot run's counter lifetime in ms: where the key held
+ * only a waiter placed before it or in the same ms is served (that caller itself, when it waits
+ * in the queue too), and otherwise the key stays free for that local caller. `counterMs` (optional) = a one-shot run's counter lifetime in ms: where the key held
  * our token or is absent, its fence counter is made to live at least that long and no longer than
  * it would (`outlive`; a failed run of `once()` or of an idempotent request, whose retry continues
  * the count within it). The releaser's own record leaves every queue (a holder waits for nothing).
@@ -528,7 +534,9 @@ local keepMs = ARGV[4] -- how long the call's tombstone lives, ms (with a tombst
 local lo = clock()
 local limit = nil
 if before and before ~= "" then
-  limit = {tonumber(before), ""}
+  -- Places are whole ms: a waiter placed in the same ms as our next caller is as early as it (a
+  -- tie, or that caller itself waiting in the queue), so it is served too.
+  limit = {tonumber(before) + 1, ""}
 end
 local released, gone = 0, 0
 for i = 1, n do

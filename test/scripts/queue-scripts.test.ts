@@ -124,6 +124,27 @@ describe("the queue's scripts on redis-server", () => {
     await r().set(k, B, "PX", 5_000);
     expect(await release(keys, B, 400)).toBe(1);
     expect(await r().get(k)).toBe(A);
+    // A waiter placed in the same ms as the releaser's next caller (that caller itself, waiting
+    // in the queue too) is served: a strict "before" left the key free while it waited.
+    await r().set(k, C, "PX", 5_000);
+    await acquire(keys, D, reg(500, 1));
+    expect(await release(keys, C, 500)).toBe(1);
+    expect(await r().get(k)).toBe(D);
+  });
+
+  it("a tie of places is broken by token: only the holder that comes first is told to the others (P4)", async () => {
+    const { k, w, keys } = lock();
+    // B holds, placed at 700 (`^` names it); A and C wait, placed in the same ms.
+    await r().set(k, B, "PX", 5_000);
+    await r().hset(w, "^", `${B}|700|1|`);
+    // C comes after B (same place, larger token): told B's place, so C gives way.
+    expect((await acquire(keys, C, reg(700, 1)))[2]).toBe(700);
+    // A comes before B: not told, so A keeps what it holds elsewhere and B gives way to it.
+    expect((await acquire(keys, A, reg(700, 1)))[2]).toBe(-1);
+    // A caller placed earlier is never told; one placed later always is.
+    expect((await acquire(keys, D, reg(699, 1)))[2]).toBe(-1);
+    expect((await acquire(keys, D, reg(701, 2)))[2]).toBe(700);
+    expect(await r().get(k)).toBe(B);
   });
 
   it("HANDOVER goes to an earlier waiter of another instance (flag 3), a re-send says so again", async () => {

@@ -236,9 +236,14 @@ export class QueuedWait {
     return ends[this.core.quorum - 1] ?? Number.POSITIVE_INFINITY;
   }
 
-  /** A caller placed before us holds a node we lack: we are the one to give way. */
+  /**
+   * A caller before us in the queue's order holds a node we lack: we are the one to give way.
+   * The node compares (place, token) and reports the holder's place only then (ACQUIRE): callers
+   * that started in the same millisecond (the callers of one instance in a burst) have one place,
+   * and comparing places alone left each of a split's holders waiting for the others to pass.
+   */
   #behind(): boolean {
-    return [...this.#aheads.values()].some((place) => place >= 0 && place < this.plan.place);
+    return [...this.#aheads.values()].some((place) => place >= 0);
   }
 
   #registration(look: number, terms: RoundTerms): QueueRegistration {
