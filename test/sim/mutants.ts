@@ -5,7 +5,8 @@
  * counters), undone one at a time in the Lua the simulated nodes run: each mutant is the current
  * script with the fix's lines replaced, so it stays in step with the real source.
  * The simulation must find a bug in its named regression schedule with each mutant
- * (`sim.test.ts`), which shows the schedules and properties would have caught the defect.
+ * (`sim.test.ts`), which shows the schedules and properties would have caught the defect; the
+ * two no schedule can reach (l22, q2) are checked on the script sequence in `test/sim/node`.
  *
  * @module
  */
@@ -211,6 +212,11 @@ export const MUTANTS = {
   /**
    * q2 (docs/SAFETY.md §2 P3): a late registration of an older look replaces the record of a
    * newer one (its `p` and look), so a hand-off names a look a pass made the call stop counting.
+   * Liveness only, so no schedule finds it: the record's look, `p` and `handMs` come from one
+   * registration, so the message's bound stays sound and `^` gets the look the message names
+   * (what a late pass is compared with); the call counts the token when its next look finds it,
+   * well within the liveness checks' slack. `test/sim/node/register-newest.test.ts` runs the
+   * script sequence instead.
    */
   "q2-register-older-look": new Map(
     [ACQUIRE, PASS].map((script) =>
@@ -223,7 +229,8 @@ export const MUTANTS = {
   ),
   /**
    * q3 (docs/SAFETY.md §2 PASS, P4): PASS removes the token even where a look numbered at or after
-   * it already placed or found it there (a late pass deletes what the call counted).
+   * it already placed or found it there (a late pass deletes what the call counted). Regression
+   * `q3-late-pass-after-look` (constructed).
    */
   "q3-pass-ignores-look": new Map([
     mutate(
@@ -235,6 +242,7 @@ export const MUTANTS = {
   /**
    * q4 (docs/SAFETY.md §2 ACQUIRE, P2): a look that finds its token there does not raise the
    * newest look recorded in `^`, so a late pass sent before that look removes what it counted.
+   * Regression `q4-late-pass-after-find` (constructed).
    */
   "q4-found-look-not-raised": new Map([
     mutate(ACQUIRE, "if reg and tonumber(reg.look) > tonumber(f[3]) then", "if false then"),

@@ -71,6 +71,32 @@ const pause = (ms: number): OpSpec => ({ kind: "pause", ms });
 const busyLocalMulti = (start: number): CallerSpec =>
   caller(start, ...Array.from({ length: 6 }, () => multi([0, 1], 4_000, 1_000, 20)));
 
+/**
+ * A pass overtaken by a later look of the same call (see `q4-late-pass-after-find`): the
+ * constructed delays pin a split, the pass's late request to node 0 and node 2's silence.
+ */
+const LATE_PASS: ScheduleSpec = {
+  seed: 31,
+  nodes: 3,
+  weather: "calm",
+  restarts: "none",
+  fencing: false,
+  keys: 1,
+  late: [
+    // Node 2 is out until C's look 4: everything sent to it before runs 20 s late.
+    { node: 2, from: 0, to: 1_100, by: 20_000 },
+    // A's first queued look to node 0: not registered there when H's release serves node 0.
+    { node: 0, from: 265, to: 295, by: 300 },
+    // C's pass to node 0: runs after C's look 4 there (the client gave up on it at 250 ms).
+    { node: 0, from: 670, to: 690, by: 600 },
+  ],
+  instances: [
+    { wake: false, rate: 1, callers: [caller(0, acquire(1_500, 0, 400))] },
+    { wake: false, rate: 1, callers: [caller(20, acquire(1_500, 3_000, 500))] },
+    { wake: false, rate: 1, callers: [caller(60, acquire(1_500, 3_000, 500))] },
+  ],
+};
+
 export const REGRESSIONS = {
   /**
    * a: the holder's `extend(200)` on a 1.5 s lease times out on a majority but runs there late;
@@ -801,6 +827,30 @@ export const REGRESSIONS = {
     mutant: "q5-discard-keeps-record",
     finds: "blocked-by-nobody",
   },
+  /**
+   * q4 (docs/SAFETY.md §2 ACQUIRE, P2, P4), constructed: a late pass overtaken by a later look
+   * that finds the token. H (instance 0) holds nodes 0 and 1 (node 2 is silent until 1.1 s:
+   * every request sent to it before then runs 20 s late); A (instance 1, placed first) and C
+   * (instance 2) queue. A's first look to node 0 runs 300 ms late, so H's release (~405 ms)
+   * hands node 0 to C and node 1 to A: a split. C, behind A, passes (look 3, ~680 ms); the pass
+   * to node 0 runs 600 ms late (~1280 ms), after the client gave up on it. C's look 4 (~1130 ms)
+   * finds its token on node 0 (raising `^` to look 4) and places it on node 2, now answering:
+   * C is granted {0, 2}. The late pass then finds `^` at look 4 ≥ 3 and keeps the token. Undone
+   * (a look that finds its token leaves `^` at look 1, from the hand-off), the pass deletes C's
+   * token and hands node 0 to A (registered there by its refused looks): A is granted {0, 1}
+   * while C holds (overlap).
+   */
+  "q4-late-pass-after-find": {
+    spec: LATE_PASS,
+    mutant: "q4-found-look-not-raised",
+    finds: "overlap",
+  },
+  /**
+   * q3 (docs/SAFETY.md §2 PASS, P4): the schedule of `q4-late-pass-after-find`. Undone (PASS
+   * deletes the token whatever look is recorded in `^`), the late pass removes the token that
+   * C's look 4, sent after the pass, found there and C counted: A is granted over it (overlap).
+   */
+  "q3-late-pass-after-look": { spec: LATE_PASS, mutant: "q3-pass-ignores-look", finds: "overlap" },
   /**
    * The queue's head froze with its streams open (docs/SAFETY.md §6 "Progress"): instance 1's
    * waiter is first in the queue when its process stops; the release hands it the key (PUBLISH
