@@ -43,7 +43,8 @@ export interface KeyState {
  * The cleanup of a failed round's `token` that ran on `node` at `at`: a DISCARD, whose tombstone
  * keeps a late request of the round from placing the token until `until` (docs/SAFETY.md L3; for
  * a resume's undo for ever: its tombstone outlives the ticket's token a late RESUME could swap), or
- * a RELEASE sent without room service (how a cleanup was sent before DISCARD: `until` infinite).
+ * a RELEASE sent without room service (a granted round's release, and how a cleanup was sent
+ * before DISCARD: `until` is then the round's TTL after it, see `SimCluster.#observe`).
  * `at` and `until` are virtual time (`until`: the tombstone's PTTL on the node's clock, converted).
  */
 export interface TokenEnd {
@@ -127,6 +128,8 @@ export class SimCluster {
   /** Virtual time the schedule started (windows count from it). */
   readonly origin: number;
   readonly #last = new Map<string, KeyState>();
+  /** Per token, the longest TTL (node ms) a request placing it carried: its round's T. */
+  readonly #ttl = new Map<string, number>();
 
   constructor(
     readonly scheduler: Scheduler,
@@ -220,6 +223,17 @@ export class SimCluster {
       this.keyStates.push(state);
     }
     const name = NAME_OF.get(sha);
+    // The token a script places and its TTL: ACQUIRE (t, T), RESUME (t₀, t′, T), HANDOVER (t, t′, T).
+    const placing =
+      name === "acquire"
+        ? [args[0], args[1]]
+        : name === "resume" || name === "handover"
+          ? [args[1], args[2]]
+          : [];
+    const [placed, ttl] = placing;
+    if (placed !== undefined && ttl !== undefined && Number(ttl) > (this.#ttl.get(placed) ?? 0)) {
+      this.#ttl.set(placed, Number(ttl));
+    }
     const token = args[0];
     if (token === undefined) return;
     if (name === "discard") {
@@ -234,7 +248,18 @@ export class SimCluster {
           : clock.goneAt(nodeNow + (left >= 0 ? left : Number(args[1])));
       this.tokenEnds.push({ node: index, at: now, token, until });
     } else if (name === "release" && args.length === 1) {
-      this.tokenEnds.push({ node: index, at: now, token, until: Number.POSITIVE_INFINITY });
+      // A release without room service writes no tombstone: a request of the round that timed
+      // out on the client (the release waited one request timeout for it: src/lock/holds.ts) and
+      // runs here later places the token for T. L3's exception for a cleanup, a request running
+      // more than T after it, applies to it as to a DISCARD: such a request places t whatever the
+      // end wrote (a tombstone lives T). So it is bounded like a DISCARD whose tombstone lived the
+      // round's T; placements within T after it are still counted. (Unbounded, it flagged two
+      // granted rounds' ACQUIREs running 1.1 s and 1.2 s — over 4 T — after their releases on
+      // 2 of 3 nodes, their tokens overlapping 1 ms: seed 20261144.) T unknown (no placing
+      // request seen): unbounded.
+      const keep = this.#ttl.get(token);
+      const until = keep === undefined ? Number.POSITIVE_INFINITY : clock.goneAt(nodeNow + keep);
+      this.tokenEnds.push({ node: index, at: now, token, until });
     }
   }
 
