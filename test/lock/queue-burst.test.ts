@@ -1,5 +1,5 @@
 /**
- * A burst at a quorum on real redis-servers (docs/SAFETY.md §6 "The queue", P4): callers that
+ * A burst at a quorum on real redis-servers (docs/SAFETY.md §2 P4, and §6 "The queue"): callers that
  * start in the same millisecond have one place, and the nodes order them by token. Counts are
  * asserted, never times: the looks each call sends (acquire events) and the holders at once.
  *
