@@ -258,6 +258,28 @@ export const MUTANTS = {
       "  if current == token then\n    found = 1",
     ),
   ]),
+  /**
+   * q6 (docs/SAFETY.md §6 "The queue", P4): ACQUIRE tells a holder's place only when it is placed
+   * strictly before the caller — places compared alone, what the client did before — so of a
+   * split between callers placed in the same ms none is told and none passes until their waits
+   * end. Regression `q6-tie-split` (constructed).
+   */
+  "q6-tie-by-place-alone": new Map([
+    mutate(
+      ACQUIRE,
+      "if at and (limit == nil or at < limit[1] or (at == limit[1] and current < token)) then",
+      "if at and (limit == nil or at < limit[1]) then",
+    ),
+  ]),
+  /**
+   * q7 (docs/SAFETY.md §2 RELEASE, §6 "The queue"): RELEASE with `before` serves only waiters
+   * placed strictly before the instance's next caller, so when that caller waits in the nodes'
+   * queue itself the key stays free until its refresh (`retryDelayMax`). Regression
+   * `q7-release-same-ms` (constructed).
+   */
+  "q7-release-before-strict": new Map([
+    mutate(RELEASE, 'limit = {tonumber(before) + 1, ""}', 'limit = {tonumber(before), ""}'),
+  ]),
 } satisfies Record<string, ScriptOverrides>;
 
 /** Name of a mutant. */

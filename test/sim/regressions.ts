@@ -97,6 +97,32 @@ const LATE_PASS: ScheduleSpec = {
   ],
 };
 
+/**
+ * A split between two callers placed in the same ms (see `q6-tie-split`): a late registration
+ * and a late release pin it on all three nodes.
+ */
+const TIE: ScheduleSpec = {
+  seed: 31,
+  nodes: 3,
+  weather: "calm",
+  restarts: "none",
+  fencing: false,
+  keys: 1,
+  late: [
+    // A's first two queued looks to node 0: not registered there when H's release serves it.
+    { node: 0, from: 25, to: 30, by: 500 },
+    { node: 0, from: 225, to: 240, by: 300 },
+    // H's release to node 2 runs 20 s late: its token stays there (lease 10 s) for the waits.
+    { node: 2, from: 400, to: 410, by: 20_000 },
+  ],
+  instances: [
+    { wake: false, rate: 1, callers: [caller(0, acquire(10_000, 0, 400))] },
+    { wake: false, rate: 1, callers: [caller(20, acquire(1_500, 3_000, 500))] },
+    // Placed in A's ms: instance 2's clock is 28 ms behind instance 1's (seed 31).
+    { wake: false, rate: 1, callers: [caller(48, acquire(1_500, 3_000, 500))] },
+  ],
+};
+
 export const REGRESSIONS = {
   /**
    * a: the holder's `extend(200)` on a 1.5 s lease times out on a majority but runs there late;
@@ -851,6 +877,46 @@ export const REGRESSIONS = {
    * C's look 4, sent after the pass, found there and C counted: A is granted over it (overlap).
    */
   "q3-late-pass-after-look": { spec: LATE_PASS, mutant: "q3-pass-ignores-look", finds: "overlap" },
+  /**
+   * q6 (docs/SAFETY.md §6 "The queue", P4), constructed: A (instance 1) and C (instance 2) are
+   * placed in the same ms; H (instance 0) holds. A's first two queued looks reach node 0 late, so
+   * H's release (~405 ms) hands node 0 to C and node 1 to A; its release to node 2 runs 20 s late,
+   * so H's token (lease 10 s) stays there: a split, each waiter refused by the other and by H.
+   * A comes first in the queue's order (same place, smaller token): C's look is told A's place,
+   * C passes, A is granted, then C. Undone (a holder's place told only when placed strictly
+   * before, as the client compared places), neither is told, neither passes, and A gives up at
+   * the end of its 3 s wait with no grant of the key since H's release ("liveness").
+   */
+  "q6-tie-split": { spec: TIE, mutant: "q6-tie-by-place-alone", finds: "liveness" },
+  /**
+   * q7 (docs/SAFETY.md §2 RELEASE, §6 "The queue"), constructed: two callers of instance 1 start
+   * in the same ms (one place) while H (instance 0) holds; both are refused and both wait in the
+   * nodes' queue. H's release hands the key to F (the smaller token); F's grant (a queued call's:
+   * released to the nodes, with `before` = the other's place) is released ~10 ms after S's
+   * refresh, and serves S at once. Undone (only waiters placed strictly before `before` served),
+   * the key stays free until S's next refresh (`retryDelayMax`, 200 ms), and S's wait (790 ms)
+   * ends ~170 ms into that gap: S gives up with the key free on every node ("queue-idle").
+   */
+  "q7-release-same-ms": {
+    spec: {
+      seed: 32,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        { wake: false, rate: 1, callers: [caller(0, acquire(1_500, 0, 400))] },
+        {
+          wake: false,
+          rate: 1,
+          callers: [caller(20, acquire(1_500, 790, 10)), caller(20, acquire(1_500, 3_000, 230))],
+        },
+      ],
+    },
+    mutant: "q7-release-before-strict",
+    finds: "queue-idle",
+  },
   /**
    * The queue's head froze with its streams open (docs/SAFETY.md §6 "Progress"): instance 1's
    * waiter is first in the queue when its process stops; the release hands it the key (PUBLISH

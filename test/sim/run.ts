@@ -185,12 +185,16 @@ export async function runSchedule(
       remaining,
       faultFree: spec.weather === "calm" && spec.restarts === "none",
       livenessSlack: 2 * RETRY_DELAY_MAX + 1_500,
+      // Half a refresh: a release that serves nobody leaves the key free up to a whole one.
+      queueIdle: RETRY_DELAY_MAX / 2,
       // Offsets of ±20 ms each; rates within CLOCK_RATE_SPREAD each of virtual time.
       skew: (at) => 40 + 2 * CLOCK_RATE_SPREAD * (at - EPOCH),
       nodeHistory: {
         states: net.keyStates,
         ends: net.tokenEnds,
+        nodes: spec.nodes,
         quorum: Math.floor(spec.nodes / 2) + 1,
+        prefix: "sim:",
       },
     });
     const result = { ...verdict, bugs: [...stuck, ...verdict.bugs] };

@@ -58,6 +58,11 @@ export interface CheckInput {
   readonly faultFree: boolean;
   /** Longest a free key may stay unused while someone waits (retries, reservations, drift). */
   readonly livenessSlack: number;
+  /**
+   * Longest a key may stay free on a majority of nodes before a waiter in its queue gives up
+   * (see {@link queueIdle}): well under `retryDelayMax`, well over a few round trips.
+   */
+  readonly queueIdle: number;
   /** Bound on how far two instances' epoch clocks may be apart (places are epoch ms). */
   readonly skew: (at: number) => number;
   /** What the nodes' lock keys held over time (see {@link blockedByNobody}). */
@@ -68,7 +73,10 @@ export interface CheckInput {
 export interface NodeHistory {
   readonly states: readonly KeyState[];
   readonly ends: readonly TokenEnd[];
+  readonly nodes: number;
   readonly quorum: number;
+  /** The lock keys' prefix on the nodes (a wait's key `k0` is the nodes' `<prefix>k0`). */
+  readonly prefix: string;
 }
 
 const describe = (v: Violation): string => `${v.kind} on ${v.key}: ${JSON.stringify(v)}`;
@@ -115,7 +123,9 @@ export function checkSchedule(input: CheckInput): Verdict {
       (wipes.length > 0 ? hazards : bugs).push(finding);
     }
   }
-  if (input.faultFree) bugs.push(...liveness(input), ...fairness(input), ...queueOrder(input));
+  if (input.faultFree) {
+    bugs.push(...liveness(input), ...fairness(input), ...queueOrder(input), ...queueIdle(input));
+  }
   return { bugs, hazards, grants: observed.grants.length };
 }
 
@@ -303,9 +313,10 @@ function liveness(input: CheckInput): Finding[] {
       ),
     );
     if (!busy) {
+      // "Free" of grants: a key split between waiters' placements is held by no call.
       found.push({
         property: "liveness",
-        detail: `waiter of instance ${w.instance} on ${w.key} (${w.requested}–${w.end}) gave up with the key free for ${input.livenessSlack} ms`,
+        detail: `waiter of instance ${w.instance} on ${w.key} (${w.requested}–${w.end}) gave up with no grant of the key for ${input.livenessSlack} ms (free, or split between waiters)`,
       });
     }
   }
@@ -372,6 +383,62 @@ function queueOrder(input: CheckInput): Finding[] {
     }
   }
   return found;
+}
+
+/**
+ * 5d (docs/SAFETY.md §6 "The queue"): a waiter in a key's queue does not give up while the key
+ * stood free on a majority of nodes for `queueIdle` before its wait ended. Every script that
+ * frees the key (a release, a pass, a cleanup) hands it to the queue's first live waiter in the
+ * same script, and a release that keeps it free for its instance's next caller (`before`) is
+ * followed by that caller's look a round trip later, so on a fault-free schedule a key free for
+ * longer while someone waits in the queue is a release that served nobody. The slack covers what
+ * frees the key with no script (an expiry: the waiters look at the expiry they read, within the
+ * clocks' rates of it) and a record that the nodes' clocks end before the client's wait (rates
+ * again: 1% of the wait). The 5a check, with its slack of seconds, cannot see a gap of one
+ * refresh (`retryDelayMax`), which is what a release serving nobody costs
+ * (regression `q7-release-same-ms`).
+ */
+function queueIdle(input: CheckInput): Finding[] {
+  const history = input.nodeHistory;
+  if (history === undefined) return [];
+  const found: Finding[] = [];
+  for (const w of input.observed.waits) {
+    if (w.outcome !== "LockBusyError" || w.end === undefined || w.keys !== undefined) continue;
+    // The nodes drop its record at its wait time, whenever its caller hears of the give-up.
+    const end = Math.min(w.end, w.requested + w.wait);
+    const from = end - input.queueIdle;
+    // Registered on every node before the key became free (its first look and the streams).
+    if (from <= w.requested + REGISTERED_WITHIN) continue;
+    const key = `${history.prefix}${w.key}`;
+    let free = 0;
+    for (let node = 0; node < history.nodes; node++) {
+      if (freeThroughout(history.states, node, key, from, end)) free++;
+    }
+    if (free >= history.quorum) {
+      found.push({
+        property: "queue-idle",
+        detail: `waiter of instance ${w.instance} on ${w.key} (${w.requested}–${w.end}) gave up with the key free on ${free} nodes for at least ${input.queueIdle} ms`,
+      });
+    }
+  }
+  return found;
+}
+
+/** `key` held no value on `node` at any time in [from, to] (never set, deleted or expired). */
+function freeThroughout(
+  states: readonly KeyState[],
+  node: number,
+  key: string,
+  from: number,
+  to: number,
+): boolean {
+  let before: KeyState | undefined;
+  for (const state of states) {
+    if (state.node !== node || state.key !== key) continue;
+    if (state.at <= from) before = state;
+    else if (state.at <= to && state.value !== null && state.expiresAt > state.at) return false;
+  }
+  return before === undefined || before.value === null || before.expiresAt <= from;
 }
 
 function longestRun(input: CheckInput, w: WaitRecord): { length: number; instance: number } {
