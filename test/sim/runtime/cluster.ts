@@ -40,10 +40,10 @@ export interface KeyState {
 }
 
 /**
- * The cleanup of a failed round's `token` that ran on `node` at `at`: a DISCARD, whose tombstone
- * keeps a late request of the round from placing the token until `until` (docs/SAFETY.md L3; for
- * a resume's undo for ever: its tombstone outlives the ticket's token a late RESUME could swap), or
- * a RELEASE sent without room service (how a cleanup was sent before DISCARD: `until` infinite).
+ * The end of `token` on `node` at `at`: a failed round's cleanup (DISCARD) or a grant's RELEASE,
+ * whose tombstone keeps a late request of the round (or the queued call) from placing the token
+ * until `until` (docs/SAFETY.md L3; for a resume's undo for ever: its tombstone outlives the
+ * ticket's token a late RESUME could swap; for a RELEASE without a tombstone, infinite).
  * `at` and `until` are virtual time (`until`: the tombstone's PTTL on the node's clock, converted).
  */
 export interface TokenEnd {
@@ -120,7 +120,7 @@ export class SimCluster {
   readonly wipes: Wipe[] = [];
   /** Every change of a lock key on every node, in order (for the blocked-by-nobody property). */
   readonly keyStates: KeyState[] = [];
-  /** Every cleanup of a failed round that ran (see {@link TokenEnd}). */
+  /** Every cleanup of a failed round and every release that ran (see {@link TokenEnd}). */
   readonly tokenEnds: TokenEnd[] = [];
   /** Constructed delays (named regressions): see {@link LateWindow}. */
   late: readonly LateWindow[] = [];
@@ -233,8 +233,14 @@ export class SimCluster {
           ? Number.POSITIVE_INFINITY
           : clock.goneAt(nodeNow + (left >= 0 ? left : Number(args[1])));
       this.tokenEnds.push({ node: index, at: now, token, until });
-    } else if (name === "release" && args.length === 1) {
-      this.tokenEnds.push({ node: index, at: now, token, until: Number.POSITIVE_INFINITY });
+    } else if (name === "release") {
+      // A grant's release writes its token's tombstone (a round's for its TTL, a queued call's
+      // for its lease: L3), and a release without one ends the token there for good.
+      const tombstone =
+        keys.length > 3 && keys.length % 3 === 1 ? keys[keys.length - 1] : undefined;
+      const left = tombstone === undefined ? -2 : node.pttl(tombstone);
+      const until = left >= 0 ? clock.goneAt(nodeNow + left) : Number.POSITIVE_INFINITY;
+      this.tokenEnds.push({ node: index, at: now, token, until });
     }
   }
 
