@@ -59,6 +59,9 @@ export function grantOf(core: LockCore, target: KeySet, won: Won): Grant {
     outcomes,
     holds,
     local,
+    // A request of this round may still be on its way to a node that timed out: the release
+    // writes the token's tombstone there, so it places nothing after the release (L3).
+    voidMs: ttl,
   };
 }
 

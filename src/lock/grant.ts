@@ -45,4 +45,11 @@ export interface Grant {
    * is released to the nodes, never handed over in the same requests.
    */
   readonly closes?: number;
+  /**
+   * A round's grant (acquire, hand-over, resume): its release writes the token's tombstone for
+   * this many ms (the round's TTL) on every node it is sent to, so that a request of the round
+   * still on its way to a node (it timed out, and the release got there first) places nothing
+   * there afterwards (docs/SAFETY.md L3).
+   */
+  readonly voidMs?: number;
 }

@@ -545,7 +545,8 @@ export class LockHandle implements Lock {
         before: line?.firstPlace(),
         // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5, J1).
         counterMs: this.#owed?.retention,
-        keepMs: this.#grant.closes,
+        // The token's tombstone: no request of the grant's round or call places it after this.
+        keepMs: this.#grant.closes ?? this.#grant.voidMs,
       };
       releasing = core.releaseRound({ keys, token, timeoutMs, budget: this.#budget }, scope);
     }

@@ -76,8 +76,15 @@ function twoLateRounds(lateA: number, lateB: number) {
     remaining: [],
     faultFree: false,
     livenessSlack: 0,
+    queueIdle: 0,
     skew: () => 0,
-    nodeHistory: { states: cluster.keyStates, ends: cluster.tokenEnds, quorum: 2 },
+    nodeHistory: {
+      states: cluster.keyStates,
+      ends: cluster.tokenEnds,
+      quorum: 2,
+      nodes: 3,
+      prefix: "sim:",
+    },
   });
   return { cluster, found: verdict.bugs.filter((b) => b.property === "blocked-by-nobody") };
 }

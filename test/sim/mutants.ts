@@ -280,6 +280,18 @@ export const MUTANTS = {
   "q7-release-before-strict": new Map([
     mutate(RELEASE, 'limit = {tonumber(before) + 1, ""}', 'limit = {tonumber(before), ""}'),
   ]),
+  /**
+   * r43 (docs/SAFETY.md §2 RELEASE, L3): RELEASE writes no tombstone, so an acquire request of a
+   * granted round that timed out on a node and reaches it after the release places the token
+   * there for its TTL (held by nobody).
+   */
+  "r43-release-without-tombstone": new Map([
+    mutate(
+      RELEASE,
+      'if void then\n  redis.call("SET", void, "1", "PX", keepMs)',
+      'if false then\n  redis.call("SET", void, "1", "PX", keepMs)',
+    ),
+  ]),
 } satisfies Record<string, ScriptOverrides>;
 
 /** Name of a mutant. */

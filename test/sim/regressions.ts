@@ -918,6 +918,79 @@ export const REGRESSIONS = {
     finds: "queue-idle",
   },
   /**
+   * r43 (docs/SAFETY.md §2 RELEASE, L3): found by the campaign (`npm run sim -- --schedules 20000
+   * --seed 20261143`, schedule 2107) and shrunk. 5 nodes, harsh weather, pauses: two granted
+   * rounds (`using`, 10 s lease) of one caller each have an ACQUIRE that times out on the client
+   * (753 ms and 1.4 s on their way) on nodes the release reaches first; with the release writing
+   * no tombstone, the late ACQUIREs place their tokens for 10 s on three of five nodes after the
+   * releases ran there: the key is held by nobody for 8.6 s (blocked-by-nobody). With the
+   * tombstone the late ACQUIREs are refused.
+   */
+  "r43-late-acquire-after-release": {
+    spec: {
+      seed: 1000125805,
+      nodes: 5,
+      weather: "harsh",
+      restarts: "pauses",
+      fencing: true,
+      keys: 2,
+      nodeRates: [1, 1, 1, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 36,
+              ops: [
+                { kind: "multi", keys: [0], wait: 50, lease: 279, hold: 1166, autoExtend: false },
+                {
+                  kind: "acquire",
+                  key: 1,
+                  wait: 0,
+                  lease: 519,
+                  hold: 1528,
+                  autoExtend: false,
+                  end: "release",
+                },
+                { kind: "using", key: 1, wait: 581, hold: 0 },
+                { kind: "using", key: 1, wait: 0, hold: 97 },
+              ],
+            },
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 1,
+                  wait: 0,
+                  lease: 183,
+                  hold: 196,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "idempotent",
+                  key: 0,
+                  body: 0,
+                  lease: 561,
+                  hold: 0,
+                  fail: false,
+                  wait: 50,
+                  retries: 3,
+                  gap: 796,
+                },
+              ],
+            },
+          ],
+        },
+        { wake: false, rate: 1, callers: [{ start: 0, ops: [{ kind: "once", job: 0, hold: 0 }] }] },
+      ],
+    } as ScheduleSpec,
+    mutant: "r43-release-without-tombstone",
+    finds: "blocked-by-nobody",
+  },
+  /**
    * The queue's head froze with its streams open (docs/SAFETY.md §6 "Progress"): instance 1's
    * waiter is first in the queue when its process stops; the release hands it the key (PUBLISH
    * counts its open stream), nobody takes it up, and instance 2's waiter gets the key once the

@@ -4,15 +4,16 @@
  * 1. with durable nodes, no two holders' `[granted, end]` intervals overlap;
  * 2. fences strictly increase in grant order, and the fenced store never accepts a stale write;
  * 3. the non-atomic read-modify-write under the lock loses no update;
- * 4. after quiescence only done markers and fence counters remain on the nodes, and a done
- *    marker's fence counter expires, no earlier than the marker (`counters.ts`);
+ * 4. after quiescence only done markers, fence counters and expiring tombstones remain on the
+ *    nodes, and a done marker's fence counter expires, no earlier than the marker (`counters.ts`);
  * 5. on fault-free schedules, a waiter whose wait outlasts the contention gets the lock, no
  *    other instance's run of later callers overtakes a waiter by more than the documented bound
  *    (`HANDOVER_RUN_MAX` + 1; a waiter for a lock on several keys has liveness, no such bound),
  *    and a waiter for one key whose registration reached every node is overtaken only by calls
  *    placed before it ("queue-order", docs/SAFETY.md §6 "The queue");
- * 6. no key is blocked by nobody: held on a majority by failed rounds' tokens placed after their
- *    own cleanup ran there (docs/SAFETY.md L3; the bound is zero once the cleanup reached the node);
+ * 6. no key is blocked by nobody: held on a majority by tokens placed after their own cleanup
+ *    (a failed round's DISCARD) or release ran there (docs/SAFETY.md L3; the bound is zero once
+ *    the cleanup or release reached the node);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
  * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
  * job after a recorded run, and for Idempotency-Key requests a second run after a kept response
@@ -105,6 +106,9 @@ export function checkSchedule(input: CheckInput): Verdict {
   for (const left of input.remaining) {
     const value = left.value ?? "";
     if (left.key.endsWith(":fence") || value.startsWith("done:")) continue;
+    // A tombstone (L3) lives its round's TTL from the release or cleanup that wrote it, which
+    // may outlast the settling time (a 30 s lease); it always expires.
+    if (left.key.includes(":void:") && (left.pttl ?? -1) >= 0) continue;
     bugs.push({ property: "quiescence", detail: `node ${left.node}: ${left.key} = ${value}` });
   }
   bugs.push(...oneShotCounters(input.remaining));
@@ -133,13 +137,15 @@ const TOKEN = /^[0-9a-f]{32}$/;
 
 /**
  * No key is blocked by nobody beyond the documented bound (docs/SAFETY.md L3): a failed round's
- * token holds a node at most until the round's cleanup runs there. A token placed on a node
- * *after* its cleanup ran there (a late or re-sent request of the failed round), while the
- * cleanup's tombstone lasted, is held by nobody and nothing of ours would remove it before its
- * TTL; a majority of nodes holding such tokens for any length of time is a finding. (Documented
- * exceptions, not checked: a cleanup that never reached a node, and a request that runs more than
- * the tombstone's life — the round's TTL — after the cleanup; a resume's undo has no such
- * exception, its tombstone outliving the ticket's token a late RESUME could swap.)
+ * token holds a node at most until the round's cleanup runs there, and a grant's token no longer
+ * than its release there. A token placed on a node *after* its cleanup or release ran there (a
+ * late or re-sent request of the round or queued call), while that script's tombstone lasted
+ * (a release without one: for ever), is held by nobody and nothing of ours would remove it
+ * before its TTL; a majority of nodes holding such tokens for any length of time is a finding.
+ * (Documented exceptions, not checked: a cleanup that never reached a node, and a request that
+ * runs more than the tombstone's life — the round's TTL — after the cleanup or release; a
+ * resume's undo has no such exception, its tombstone outliving the ticket's token a late RESUME
+ * could swap.)
  */
 function blockedByNobody(history: NodeHistory): Finding[] {
   const ended = new Map<string, TokenEnd[]>();
@@ -203,7 +209,7 @@ function blockedByNobody(history: NodeHistory): Finding[] {
       const nodes = [...new Set(intervals.map((o) => o.node))].join(", ");
       found.push({
         property: "blocked-by-nobody",
-        detail: `${key} held on a majority by failed rounds' tokens placed after their cleanup ran there (nodes ${nodes}), for ${Math.round(longest.ms)} ms from ${Math.round(longest.from)}`,
+        detail: `${key} held on a majority by tokens placed after their cleanup or release ran there (nodes ${nodes}), for ${Math.round(longest.ms)} ms from ${Math.round(longest.from)}`,
       });
     }
   }

@@ -40,11 +40,11 @@ export interface KeyState {
 }
 
 /**
- * The cleanup of a failed round's `token` that ran on `node` at `at`: a DISCARD, whose tombstone
- * keeps a late request of the round from placing the token until `until` (docs/SAFETY.md L3; for
- * a resume's undo for ever: its tombstone outlives the ticket's token a late RESUME could swap), or
- * a RELEASE sent without room service (a granted round's release, and how a cleanup was sent
- * before DISCARD: `until` is then the round's TTL after it, see `SimCluster.#observe`).
+ * The end of `token` on `node` at `at`: a failed round's cleanup (DISCARD) or a grant's RELEASE,
+ * whose tombstone keeps a late request of the round (or the queued call) from placing the token
+ * until `until` (docs/SAFETY.md L3; for a resume's undo for ever: its tombstone outlives the
+ * ticket's token a late RESUME could swap). A RELEASE without a tombstone: `until` is the round's
+ * TTL after it (see `SimCluster.#observe`).
  * `at` and `until` are virtual time (`until`: the tombstone's PTTL on the node's clock, converted).
  */
 export interface TokenEnd {
@@ -121,7 +121,7 @@ export class SimCluster {
   readonly wipes: Wipe[] = [];
   /** Every change of a lock key on every node, in order (for the blocked-by-nobody property). */
   readonly keyStates: KeyState[] = [];
-  /** Every cleanup of a failed round that ran (see {@link TokenEnd}). */
+  /** Every cleanup of a failed round and every release that ran (see {@link TokenEnd}). */
   readonly tokenEnds: TokenEnd[] = [];
   /** Constructed delays (named regressions): see {@link LateWindow}. */
   late: readonly LateWindow[] = [];
@@ -247,18 +247,26 @@ export class SimCluster {
           ? Number.POSITIVE_INFINITY
           : clock.goneAt(nodeNow + (left >= 0 ? left : Number(args[1])));
       this.tokenEnds.push({ node: index, at: now, token, until });
-    } else if (name === "release" && args.length === 1) {
-      // A release without room service writes no tombstone: a request of the round that timed
-      // out on the client (the release waited one request timeout for it: src/lock/holds.ts) and
-      // runs here later places the token for T. L3's exception for a cleanup, a request running
-      // more than T after it, applies to it as to a DISCARD: such a request places t whatever the
-      // end wrote (a tombstone lives T). So it is bounded like a DISCARD whose tombstone lived the
+    } else if (name === "release") {
+      // A grant's release writes its token's tombstone (a round's for its TTL, a queued call's
+      // for its lease: L3): the token ends there until the tombstone expires.
+      const tombstone =
+        keys.length > 3 && keys.length % 3 === 1 ? keys[keys.length - 1] : undefined;
+      const left = tombstone === undefined ? -2 : node.pttl(tombstone);
+      // A release without one: a request of the round that timed out on the client (the release
+      // waited one request timeout for it: src/lock/holds.ts) and runs here later places the
+      // token for T. L3's exception for a cleanup, a request running more than T after it,
+      // applies to it as to a DISCARD, so it is bounded like a DISCARD whose tombstone lived the
       // round's T; placements within T after it are still counted. (Unbounded, it flagged two
-      // granted rounds' ACQUIREs running 1.1 s and 1.2 s — over 4 T — after their releases on
-      // 2 of 3 nodes, their tokens overlapping 1 ms: seed 20261144.) T unknown (no placing
-      // request seen): unbounded.
+      // granted rounds' ACQUIREs running over 4 T after their releases: seed 20261144.) T
+      // unknown (no placing request seen): unbounded.
       const keep = this.#ttl.get(token);
-      const until = keep === undefined ? Number.POSITIVE_INFINITY : clock.goneAt(nodeNow + keep);
+      const until =
+        left >= 0
+          ? clock.goneAt(nodeNow + left)
+          : keep === undefined
+            ? Number.POSITIVE_INFINITY
+            : clock.goneAt(nodeNow + keep);
       this.tokenEnds.push({ node: index, at: now, token, until });
     }
   }
