@@ -1,6 +1,6 @@
 import type { NodeOutcome } from "../errors";
 import type { Keys } from "./core";
-import type { Holds } from "./holds";
+import type { Holds, Unheard } from "./holds";
 import type { LocalHold } from "./wait/queue";
 
 /**
@@ -45,4 +45,12 @@ export interface Grant {
    * is released to the nodes, never handed over in the same requests.
    */
   readonly closes?: number;
+  /**
+   * An acquire or hand-over round's grant: where a request of its round may still run (it failed
+   * on the client, or has not answered), its release writes the token's tombstone for the
+   * round's TTL, so that request places nothing after the release (docs/SAFETY.md §2, L3), and
+   * it is then released to the nodes, never handed over. A round every node answered pays
+   * nothing.
+   */
+  readonly unheard?: Unheard;
 }

@@ -258,6 +258,15 @@ export const MUTANTS = {
       "  if current == token then\n    found = 1",
     ),
   ]),
+  /**
+   * r1 (docs/SAFETY.md §2 RELEASE, L3): RELEASE never writes the token's tombstone, so an ACQUIRE
+   * of the released grant's round that timed out on the client and runs on a node after the
+   * release there, within the round's TTL, places the token with nobody holding it. Regression
+   * `r1-late-acquire-after-release`.
+   */
+  "r1-release-drops-tombstone": new Map([
+    mutate(RELEASE, 'if void then\n  redis.call("SET", void, "1", "PX", keepMs)', "if false then"),
+  ]),
 } satisfies Record<string, ScriptOverrides>;
 
 /** Name of a mutant. */

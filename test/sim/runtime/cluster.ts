@@ -42,8 +42,9 @@ export interface KeyState {
 /**
  * The cleanup of a failed round's `token` that ran on `node` at `at`: a DISCARD, whose tombstone
  * keeps a late request of the round from placing the token until `until` (docs/SAFETY.md L3; for
- * a resume's undo for ever: its tombstone outlives the ticket's token a late RESUME could swap), or
- * a RELEASE sent without room service (a granted round's release, and how a cleanup was sent
+ * a resume's undo for ever: its tombstone outlives the ticket's token a late RESUME could swap), a
+ * RELEASE carrying the token's tombstone (`until`: the tombstone's life, as for a DISCARD), or a
+ * RELEASE sent without room service (a granted round's release, and how a cleanup was sent
  * before DISCARD: `until` is then the round's TTL after it, see `SimCluster.#observe`).
  * `at` and `until` are virtual time (`until`: the tombstone's PTTL on the node's clock, converted).
  */
@@ -236,16 +237,23 @@ export class SimCluster {
     }
     const token = args[0];
     if (token === undefined) return;
+    const tombstone = keys.length > 3 && keys.length % 3 === 1 ? keys[keys.length - 1] : undefined;
     if (name === "discard") {
       // The tombstone's life; a resume's undo (the ticket's token in args[2]) outlives the
       // ticket's token there, so no late RESUME of its round may ever place (L3).
-      const tombstone =
-        keys.length > 3 && keys.length % 3 === 1 ? keys[keys.length - 1] : undefined;
       const left = tombstone === undefined ? -2 : node.pttl(tombstone);
       const until =
         args[2] !== undefined
           ? Number.POSITIVE_INFINITY
           : clock.goneAt(nodeNow + (left >= 0 ? left : Number(args[1])));
+      this.tokenEnds.push({ node: index, at: now, token, until });
+    } else if (name === "release" && tombstone !== undefined) {
+      // A release carrying the token's tombstone (a queued call's grant everywhere; an acquire
+      // round's grant where a request of the round may still run: src/lock/holds.ts `Unheard`)
+      // ends the token like a DISCARD: a placement while the tombstone lives is a bug (L3). Its
+      // life is the one asked for (`keepMs`, args[3]) when the script wrote none (a mutant).
+      const left = node.pttl(tombstone);
+      const until = clock.goneAt(nodeNow + (left >= 0 ? left : Number(args[3])));
       this.tokenEnds.push({ node: index, at: now, token, until });
     } else if (name === "release" && args.length === 1) {
       // A release without room service writes no tombstone: a request of the round that timed
@@ -256,7 +264,9 @@ export class SimCluster {
       // round's T; placements within T after it are still counted. (Unbounded, it flagged two
       // granted rounds' ACQUIREs running 1.1 s and 1.2 s — over 4 T — after their releases on
       // 2 of 3 nodes, their tokens overlapping 1 ms: seed 20261144.) T unknown (no placing
-      // request seen): unbounded.
+      // request seen): unbounded. Since such a release writes the tombstone wherever a request
+      // of the round went unheard (above), a late placement after a release without one is
+      // a request the client heard answer, re-run: none in the simulation.
       const keep = this.#ttl.get(token);
       const until = keep === undefined ? Number.POSITIVE_INFINITY : clock.goneAt(nodeNow + keep);
       this.tokenEnds.push({ node: index, at: now, token, until });
