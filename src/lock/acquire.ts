@@ -29,6 +29,11 @@ export interface Won {
   readonly terms: RoundTerms;
   /** The lease asked for (the TTL may be less: capped by the budget). */
   readonly lease: number;
+  /**
+   * `false` for a resume: a late RESUME reads the ticket's record of failed resumes, not the
+   * tombstone a release writes (docs/SAFETY.md §2, L3), so the grant carries no `unheard`.
+   */
+  readonly tombstones?: false;
 }
 
 /**
@@ -46,7 +51,8 @@ export function grantOf(core: LockCore, target: KeySet, won: Won): Grant {
   // Counted as held before leaving the line, so the next in line waits for its end.
   const local = core.lines.of(core.lineKey(keys)).hold(validUntil);
   const { fence, outcomes } = verdict;
-  const holds = holdsOf(round);
+  const failed = new Set<number>();
+  const holds = holdsOf(round, failed);
   return {
     key: target.name,
     names: target.keys,
@@ -59,9 +65,7 @@ export function grantOf(core: LockCore, target: KeySet, won: Won): Grant {
     outcomes,
     holds,
     local,
-    // A request of this round may still be on its way to a node that timed out: the release
-    // writes the token's tombstone there, so it places nothing after the release (L3).
-    voidMs: ttl,
+    ...(won.tombstones === false ? {} : { unheard: { ttl, failed } }),
   };
 }
 

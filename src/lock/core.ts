@@ -20,7 +20,7 @@ import {
   scriptKeys,
   tombstoneKey,
 } from "../scripts";
-import { casStatus, type Holds, mayHold, NOT_THERE } from "./holds";
+import { casStatus, type Holds, lateFor, mayHold, NOT_THERE, type Unheard } from "./holds";
 import { FENCE_SUFFIX, WAIT_SUFFIX } from "./keyset";
 import type { ResolvedOptions } from "./options";
 import { ReleaseOrder, type ReleaseWait } from "./order";
@@ -357,6 +357,12 @@ export class LockCore {
    * no request), and sends to a node whose acquire is still in flight only after that acquire
    * answered, and only if it may have granted: a release landing first would find nothing, and
    * the acquire would then leave an orphaned grant for its whole TTL.
+   *
+   * `scope.keepMs` (a queued call's grant) writes the token's tombstone on every node;
+   * `scope.unheard` (an acquire or hand-over round's grant) writes it for the round's TTL only on
+   * the nodes where a request of the round may still run when the release goes out there (it
+   * failed, or had not answered within its wait): that request then places nothing
+   * (docs/SAFETY.md §2, L3). Elsewhere the release carries no tombstone key.
    */
   releaseRound(
     spec: GrantSpec,
@@ -369,17 +375,25 @@ export class LockCore {
       counterMs?: number | undefined;
       /** A queued call's grant: its token's tombstone lives this long, ms (docs/SAFETY.md L3). */
       keepMs?: number | undefined;
+      /** Where a request of the grant's round may still run: a tombstone there (L3). */
+      unheard?: Unheard | undefined;
     } = {},
   ): Promise<Round<CasReply>> {
     const { keys, token, timeoutMs, budget } = spec;
     const { nodes = this.nodes, holds, waitAll = false, before, counterMs, keepMs } = scope;
-    const flat = scriptKeys(keys, keepMs === undefined ? undefined : tombstoneKey(keys, token));
-    const args = RELEASE.args({ token, before, counterMs, keepMs });
+    const { unheard } = scope;
     const lockKeys = this.lockKeysOf(keys);
-    // One request, one round object and one send function per round, shared by its nodes.
-    const request = { keys: flat, args, timeoutMs, budget };
-    const send = (node: RestNode, shared: AbortSignal | undefined) =>
-      this.#release(node, request, shared);
+    // Built per node as its request goes out: by then `holds` tells whether its acquire answered.
+    const send = (node: RestNode, shared: AbortSignal | undefined) => {
+      const keep = keepMs ?? lateFor(unheard, holds, node.index);
+      const request = {
+        keys: scriptKeys(keys, keep === undefined ? undefined : tombstoneKey(keys, token)),
+        args: RELEASE.args({ token, before, counterMs, keepMs: keep }),
+        timeoutMs,
+        budget,
+      };
+      return this.#release(node, request, shared);
+    };
     return this.timed(timeoutMs, (signal) => {
       const round = { lockKeys, holds, timeoutMs, signal };
       return fanOut(nodes, (node) => this.#whereHeld(node, round, send), {

@@ -1,6 +1,6 @@
 import type { NodeOutcome } from "../errors";
 import type { Keys } from "./core";
-import type { Holds } from "./holds";
+import type { Holds, Unheard } from "./holds";
 import type { LocalHold } from "./wait/queue";
 
 /**
@@ -46,10 +46,11 @@ export interface Grant {
    */
   readonly closes?: number;
   /**
-   * A round's grant (acquire, hand-over, resume): its release writes the token's tombstone for
-   * this many ms (the round's TTL) on every node it is sent to, so that a request of the round
-   * still on its way to a node (it timed out, and the release got there first) places nothing
-   * there afterwards (docs/SAFETY.md L3).
+   * An acquire or hand-over round's grant: where a request of its round may still run (it failed
+   * on the client, or has not answered), its release writes the token's tombstone for the
+   * round's TTL, so that request places nothing after the release (docs/SAFETY.md §2, L3), and
+   * it is then released to the nodes, never handed over. A round every node answered pays
+   * nothing.
    */
-  readonly voidMs?: number;
+  readonly unheard?: Unheard;
 }

@@ -19,6 +19,7 @@ import { completeRounds, type Ending } from "./complete";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import type { Grant } from "./grant";
+import { lateFor } from "./holds";
 import { Life, type Phase } from "./life";
 import { checkLease, checkReach } from "./options";
 import { unref } from "./timing";
@@ -528,8 +529,11 @@ export class LockHandle implements Lock {
     // the same requests. Otherwise it asks on its own once woken (on each node after our release
     // there answered).
     const line = core.lines.peek(core.lineKey(keys));
-    // A queued call's grant is released to the nodes (its tombstone goes with the release).
-    const offer = this.#grant.closes === undefined ? line?.takeOffer() : undefined;
+    // A queued call's grant, or one whose round may still place its token somewhere, is
+    // released to the nodes: its tombstone goes with the release (docs/SAFETY.md §2, L3).
+    const { closes, unheard } = this.#grant;
+    const late = holds.some((_, i) => lateFor(unheard, holds, i));
+    const offer = closes === undefined && !late ? line?.takeOffer() : undefined;
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;
     if (offer !== undefined && next !== undefined) {
@@ -545,8 +549,8 @@ export class LockHandle implements Lock {
         before: line?.firstPlace(),
         // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5, J1).
         counterMs: this.#owed?.retention,
-        // The token's tombstone: no request of the grant's round or call places it after this.
-        keepMs: this.#grant.closes ?? this.#grant.voidMs,
+        keepMs: closes,
+        unheard,
       };
       releasing = core.releaseRound({ keys, token, timeoutMs, budget: this.#budget }, scope);
     }

@@ -120,8 +120,8 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
     const call = callOf(opts, autoExtendDefault, waitDefault);
     call.signal?.throwIfAborted();
     const release = (grant: Grant) => {
-      const { keys, token, timeoutMs, holds, closes, voidMs } = grant;
-      const scope = { holds, keepMs: closes ?? voidMs };
+      const { keys, token, timeoutMs, holds, closes, unheard } = grant;
+      const scope = { holds, keepMs: closes, unheard };
       void core
         .releaseRound({ keys, token, timeoutMs, budget: call.budget }, scope)
         .catch(() => {});

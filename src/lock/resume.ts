@@ -106,7 +106,7 @@ export async function resumeGrant(
   const { outcomes, durationMs } = verdict;
   if (verdict.granted) {
     core.emit({ type: "resume", key, result: "resumed", durationMs, outcomes });
-    return grantOf(core, target, { round, verdict, terms: spec, lease });
+    return grantOf(core, target, { round, verdict, terms: spec, lease, tombstones: false });
   }
   // Undo: the ticket's token goes back wherever ours replaced it, so that a redelivery of the
   // ticket can still resume it (docs/SAFETY.md §4, Theorem 3).

@@ -7,10 +7,14 @@
  * seed 20261144 (`--path 1124:5:…`): on 3 nodes two granted rounds each have one ACQUIRE that
  * timed out on the client and runs long after the round's release, on two different nodes, and
  * the two tokens overlap. The nodes' clocks have offsets of their own, as in the simulation.
+ * Since the library writes the token's tombstone with the release where a request of the round
+ * went unheard, such a release is recorded as ending the token for the tombstone's life (as a
+ * DISCARD): the late requests then place nothing, and without the tombstone (mutant) they count.
  */
 import { describe, expect, it } from "vitest";
 import { ACQUIRE, RELEASE } from "../../src/scripts";
 import { checkSchedule } from "./check/properties";
+import { MUTANTS } from "./mutants";
 import { SimCluster } from "./runtime/cluster";
 import { WEATHERS } from "./runtime/fates";
 import { Random } from "./runtime/random";
@@ -25,10 +29,15 @@ const triple = ["sim:k1", "sim:k1:fence", "sim:k1:wait"];
  * Round A placed on nodes 0 and 1, round B on 1 and 2, each granted and released on every node;
  * then A's late ACQUIRE runs on node 2 at `lateA` and B's on node 0 at `lateB` (ms after the start).
  */
-function twoLateRounds(lateA: number, lateB: number) {
+function twoLateRounds(
+  lateA: number,
+  lateB: number,
+  tombstones: { overrides?: ReadonlyMap<string, string> } | undefined = undefined,
+) {
   const scheduler = new Scheduler();
   const clocks = [25_735, -23_743, 10_174].map((offsetMs) => ({ rate: 1, offsetMs }));
-  const cluster = new SimCluster(scheduler, new Random(1), clocks, WEATHERS.calm);
+  const overrides = tombstones?.overrides ?? new Map<string, string>();
+  const cluster = new SimCluster(scheduler, new Random(1), clocks, WEATHERS.calm, overrides);
   const steps: Array<[number, () => void]> = [];
   const acquire = (at: number, node: number, token: string) =>
     steps.push([
@@ -43,7 +52,10 @@ function twoLateRounds(lateA: number, lateB: number) {
       at,
       () => {
         for (const node of [0, 1, 2]) {
-          cluster.eval(node, RELEASE.lua, triple, RELEASE.args({ token }));
+          // With tombstones: the release of a round whose requests went unheard (L3).
+          const keys = tombstones ? [...triple, `sim:k1:void:${token}`] : triple;
+          const keepMs = tombstones ? T : undefined;
+          cluster.eval(node, RELEASE.lua, keys, RELEASE.args({ token, keepMs }));
         }
       },
     ]);
@@ -120,5 +132,30 @@ describe("blocked-by-nobody after a granted round's plain release", () => {
     // A's release ran on node 2 at 80: T later (334) it still counts, at 335 it does not.
     expect(twoLateRounds(80 + T, 300).found).toHaveLength(1);
     expect(twoLateRounds(80 + T + 1, 300).found).toEqual([]);
+  });
+});
+
+describe("blocked-by-nobody after a release carrying the token's tombstone", () => {
+  it("records the release's end as the tombstone's life, on the node's clock", () => {
+    const { cluster } = twoLateRounds(1_000, 1_100, {});
+    const ends = cluster.tokenEnds.filter((e) => e.token === A);
+    expect(ends.map((e) => e.node)).toEqual([0, 1, 2]);
+    for (const end of ends) expect(end.until - end.at).toBe(T + 1);
+  });
+
+  it("the late requests within T place nothing (the tombstone refuses them)", () => {
+    const { cluster, found } = twoLateRounds(250, 300, {});
+    const late = cluster.keyStates.filter((s) => s.at >= EPOCH + 250 && s.value !== null);
+    expect(late).toEqual([]);
+    expect(found).toEqual([]);
+  });
+
+  it("finds the placements within the tombstone's life when RELEASE writes none (mutant)", () => {
+    const overrides = MUTANTS["r43-release-without-tombstone"];
+    const { found } = twoLateRounds(250, 300, { overrides });
+    expect(found).toHaveLength(1);
+    expect(found[0]?.detail).toContain("(nodes 0, 2), for 205 ms from");
+    // After the (asked-for) tombstone's life: L3's stated limit, not a finding.
+    expect(twoLateRounds(80 + T + 1, 300, { overrides }).found).toEqual([]);
   });
 });

@@ -1029,4 +1029,49 @@ export const REGRESSIONS = {
       ],
     },
   },
+  /**
+   * r1 (docs/SAFETY.md §2 RELEASE, L3): the campaign's finding at seed 20261144 (`--path
+   * 11486:33:…`, shrunk), harsh weather, fencing, 3 nodes. Two granted rounds with `wait: 0` (an
+   * `acquire`, T 833 ms, and the `using` after it, T 10 s) each have one ACQUIRE that times out
+   * on the client and runs on its node within T after the round's release ran there (node 2 and
+   * node 0). The release of such a grant writes the token's tombstone on the nodes whose request
+   * went unheard, so the late ACQUIRE places nothing. Undone (RELEASE writes no tombstone), both
+   * place their tokens with nobody holding them, 1 ms together on a majority.
+   */
+  "r1-late-acquire-after-release": {
+    spec: {
+      seed: 1_695_128_281,
+      nodes: 3,
+      weather: "harsh",
+      restarts: "none",
+      fencing: true,
+      keys: 1,
+      nodeRates: [1, 1, 1, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(139, acquire(833, 0, 148, { extend: 108 }), {
+              kind: "using",
+              key: 0,
+              wait: 0,
+              hold: 0,
+            }),
+            caller(0, {
+              kind: "idempotent",
+              key: 0,
+              body: 0,
+              lease: 150,
+              hold: 0,
+              fail: false,
+              wait: 50,
+            }),
+          ],
+        },
+      ],
+    },
+    mutant: "r43-release-without-tombstone",
+    finds: "blocked-by-nobody",
+  },
 } satisfies Record<string, Regression>;

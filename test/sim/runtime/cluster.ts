@@ -40,11 +40,12 @@ export interface KeyState {
 }
 
 /**
- * The end of `token` on `node` at `at`: a failed round's cleanup (DISCARD) or a grant's RELEASE,
- * whose tombstone keeps a late request of the round (or the queued call) from placing the token
- * until `until` (docs/SAFETY.md L3; for a resume's undo for ever: its tombstone outlives the
- * ticket's token a late RESUME could swap). A RELEASE without a tombstone: `until` is the round's
- * TTL after it (see `SimCluster.#observe`).
+ * The cleanup of a failed round's `token` that ran on `node` at `at`: a DISCARD, whose tombstone
+ * keeps a late request of the round from placing the token until `until` (docs/SAFETY.md L3; for
+ * a resume's undo for ever: its tombstone outlives the ticket's token a late RESUME could swap), a
+ * RELEASE carrying the token's tombstone (`until`: the tombstone's life, as for a DISCARD), or a
+ * RELEASE sent without room service (a granted round's release, and how a cleanup was sent
+ * before DISCARD: `until` is then the round's TTL after it, see `SimCluster.#observe`).
  * `at` and `until` are virtual time (`until`: the tombstone's PTTL on the node's clock, converted).
  */
 export interface TokenEnd {
@@ -121,7 +122,7 @@ export class SimCluster {
   readonly wipes: Wipe[] = [];
   /** Every change of a lock key on every node, in order (for the blocked-by-nobody property). */
   readonly keyStates: KeyState[] = [];
-  /** Every cleanup of a failed round and every release that ran (see {@link TokenEnd}). */
+  /** Every cleanup of a failed round that ran (see {@link TokenEnd}). */
   readonly tokenEnds: TokenEnd[] = [];
   /** Constructed delays (named regressions): see {@link LateWindow}. */
   late: readonly LateWindow[] = [];
@@ -236,37 +237,39 @@ export class SimCluster {
     }
     const token = args[0];
     if (token === undefined) return;
+    const tombstone = keys.length > 3 && keys.length % 3 === 1 ? keys[keys.length - 1] : undefined;
     if (name === "discard") {
       // The tombstone's life; a resume's undo (the ticket's token in args[2]) outlives the
       // ticket's token there, so no late RESUME of its round may ever place (L3).
-      const tombstone =
-        keys.length > 3 && keys.length % 3 === 1 ? keys[keys.length - 1] : undefined;
       const left = tombstone === undefined ? -2 : node.pttl(tombstone);
       const until =
         args[2] !== undefined
           ? Number.POSITIVE_INFINITY
           : clock.goneAt(nodeNow + (left >= 0 ? left : Number(args[1])));
       this.tokenEnds.push({ node: index, at: now, token, until });
+    } else if (name === "release" && tombstone !== undefined) {
+      // A release carrying the token's tombstone (a queued call's grant everywhere; an acquire
+      // round's grant where a request of the round may still run: src/lock/holds.ts `Unheard`)
+      // ends the token like a DISCARD: a placement while the tombstone lives is a bug (L3). Its
+      // life is the one asked for (`keepMs`, args[3]) when the script wrote none (a mutant).
+      const left = node.pttl(tombstone);
+      const until = clock.goneAt(nodeNow + (left >= 0 ? left : Number(args[3])));
+      this.tokenEnds.push({ node: index, at: now, token, until });
     } else if (name === "release") {
-      // A grant's release writes its token's tombstone (a round's for its TTL, a queued call's
-      // for its lease: L3): the token ends there until the tombstone expires.
-      const tombstone =
-        keys.length > 3 && keys.length % 3 === 1 ? keys[keys.length - 1] : undefined;
-      const left = tombstone === undefined ? -2 : node.pttl(tombstone);
-      // A release without one: a request of the round that timed out on the client (the release
-      // waited one request timeout for it: src/lock/holds.ts) and runs here later places the
-      // token for T. L3's exception for a cleanup, a request running more than T after it,
-      // applies to it as to a DISCARD, so it is bounded like a DISCARD whose tombstone lived the
+      // A release without a tombstone (the round's every request answered, or one of 0.1's
+      // forms): a request of the round that timed
+      // out on the client (the release waited one request timeout for it: src/lock/holds.ts) and
+      // runs here later places the token for T. L3's exception for a cleanup, a request running
+      // more than T after it, applies to it as to a DISCARD: such a request places t whatever the
+      // end wrote (a tombstone lives T). So it is bounded like a DISCARD whose tombstone lived the
       // round's T; placements within T after it are still counted. (Unbounded, it flagged two
-      // granted rounds' ACQUIREs running over 4 T after their releases: seed 20261144.) T
-      // unknown (no placing request seen): unbounded.
+      // granted rounds' ACQUIREs running 1.1 s and 1.2 s — over 4 T — after their releases on
+      // 2 of 3 nodes, their tokens overlapping 1 ms: seed 20261144.) T unknown (no placing
+      // request seen): unbounded. Since such a release writes the tombstone wherever a request
+      // of the round went unheard (above), a late placement after a release without one is
+      // a request the client heard answer, re-run: none in the simulation.
       const keep = this.#ttl.get(token);
-      const until =
-        left >= 0
-          ? clock.goneAt(nodeNow + left)
-          : keep === undefined
-            ? Number.POSITIVE_INFINITY
-            : clock.goneAt(nodeNow + keep);
+      const until = keep === undefined ? Number.POSITIVE_INFINITY : clock.goneAt(nodeNow + keep);
       this.tokenEnds.push({ node: index, at: now, token, until });
     }
   }
