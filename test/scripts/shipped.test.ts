@@ -16,6 +16,7 @@ import {
   SHIPPED_NAMES,
   SHIPPED_PATH,
   SOURCES,
+  sha1,
   shipLua,
   tokenize,
   variables,
@@ -24,6 +25,28 @@ import { SCRIPTS } from "../../src/scripts";
 import * as shipped from "../../src/scripts/shipped";
 
 const texts = (lua: string): string[] => tokenize(lua).map((t) => t.text);
+
+/**
+ * The lock scripts' SHA-1s as shipped before the semaphore's scripts existed (main at 53ef635).
+ * The simulation's seeds, the mutants and campaigns in progress depend on these exact texts: the
+ * semaphore's scripts are shipped with their own renaming (`SEMAPHORE_NAMES`) so that adding them
+ * changes no lock script.
+ */
+const LOCK_SHA1S: Readonly<Record<string, string>> = {
+  ACQUIRE: "14d94d0a49e9a414d6580804d2f8ef147b1a5000",
+  COMPLETE: "623d1a74286d9fd8a9c9d1c7cfcfa5815b72376a",
+  DISCARD: "216968f8d0b55d04e02ef400de8f73ed7091fb3f",
+  EXTEND: "d65ef82297f16f484d8a0264a8296685b15770c2",
+  FENCE_RAISE: "77311dde8feb8c2bc35cc55c8984cc6f6ab468bb",
+  FORCE_RELEASE: "8272afae4909e8ebf6b61e6f5d811f0c37470b3c",
+  HANDOVER: "51715b4af4baf1dc1268ad96ed0e972ab9207c87",
+  INSPECT: "29093f2eafc84f3853cebf83cbf33a8a50ca4c3a",
+  LEAVE: "16edb792f1894ab5d2b74c5e4b11f6c447b854ba",
+  PASS: "00206b0ffb99e250562a5cb8e7a675c174faa66f",
+  RECORD: "822df72a7ee1d2f4701ed7d51717e2a9f4451908",
+  RELEASE: "db02e02a0521b07709494dbd65dbd2f249b1a1ed",
+  RESUME: "454685512ff142c445c58d080f06ae8e37b117a6",
+};
 
 /**
  * Checks that `after` is `before` with its variables renamed one to one, and returns the renaming
@@ -80,6 +103,19 @@ describe("the shipped Lua", () => {
       expect(lua.length).toBeLessThan(source.length * 0.8);
     },
   );
+
+  it("the lock scripts ship byte-identical: every SHA-1 is still its value before the semaphore", async () => {
+    const now = Object.fromEntries(
+      Object.entries(shipped)
+        .filter(([name]) => name.endsWith("_SHA1"))
+        .map(([name, sha]) => [name.slice(0, -"_SHA1".length), sha]),
+    );
+    expect(now).toEqual(LOCK_SHA1S);
+    for (const [stem, sha] of Object.entries(LOCK_SHA1S)) {
+      const lua = (shipped as Record<string, string>)[`${stem}_LUA`] as string;
+      expect(await sha1(lua), stem).toBe(sha);
+    }
+  });
 
   it("the scripts the library runs are the shipped texts, under their SHA-1s", () => {
     const byText = new Map(Object.entries(shipped).map(([name, value]) => [value, name]));
