@@ -12,7 +12,11 @@ import {
   type LuaToken,
   localNames,
   REDIS_GLOBALS,
+  renderSemaphoreShipped,
   renderShipped,
+  SEMAPHORE_NAMES,
+  SEMAPHORE_SHIPPED_PATH,
+  SEMAPHORE_SOURCES,
   SHIPPED_NAMES,
   SHIPPED_PATH,
   SOURCES,
@@ -22,7 +26,13 @@ import {
   variables,
 } from "../../scripts/ship-lua";
 import { SCRIPTS } from "../../src/scripts";
-import * as shipped from "../../src/scripts/shipped";
+import { SEMAPHORE_SCRIPTS } from "../../src/scripts/semaphore";
+import * as semaphoreShipped from "../../src/scripts/semaphore-shipped";
+import * as lockShipped from "../../src/scripts/shipped";
+
+/** Both shipped modules: the lock's scripts and the semaphore's (names are distinct). */
+const shipped: Readonly<Record<string, string>> = { ...lockShipped, ...semaphoreShipped };
+const ALL_SOURCES: Readonly<Record<string, string>> = { ...SOURCES, ...SEMAPHORE_SOURCES };
 
 const texts = (lua: string): string[] => tokenize(lua).map((t) => t.text);
 
@@ -85,11 +95,17 @@ describe("the shipped Lua", () => {
     expect(readFileSync(SHIPPED_PATH, "utf8")).toBe(await renderShipped());
   });
 
-  it.each(Object.keys(SOURCES))(
+  it("src/scripts/semaphore-shipped.ts is exactly what it generates from semaphore-lua.ts", async () => {
+    expect(readFileSync(SEMAPHORE_SHIPPED_PATH, "utf8")).toBe(await renderSemaphoreShipped());
+    expect(Object.keys(SEMAPHORE_SOURCES).length).toBe(SEMAPHORE_SCRIPTS.length);
+    for (const name of Object.keys(SEMAPHORE_SOURCES)) expect(SOURCES[name], name).toBeUndefined();
+  });
+
+  it.each(Object.keys(ALL_SOURCES))(
     "%s: the same Lua tokens as its commented source up to a renaming of locals, no comment",
     (name) => {
-      const source = SOURCES[name] as string;
-      const lua = (shipped as Record<string, string>)[name] as string;
+      const source = ALL_SOURCES[name] as string;
+      const lua = shipped[name] as string;
       const renaming = sameUpToRenaming(tokenize(source), tokenize(lua));
       // Locals were renamed (the point of it), and only locals: every renamed name is declared
       // `local` in the source (or a parameter, or a loop variable).
@@ -106,31 +122,35 @@ describe("the shipped Lua", () => {
 
   it("the lock scripts ship byte-identical: every SHA-1 is still its value before the semaphore", async () => {
     const now = Object.fromEntries(
-      Object.entries(shipped)
+      Object.entries(lockShipped)
         .filter(([name]) => name.endsWith("_SHA1"))
         .map(([name, sha]) => [name.slice(0, -"_SHA1".length), sha]),
     );
     expect(now).toEqual(LOCK_SHA1S);
     for (const [stem, sha] of Object.entries(LOCK_SHA1S)) {
-      const lua = (shipped as Record<string, string>)[`${stem}_LUA`] as string;
+      const lua = shipped[`${stem}_LUA`] as string;
       expect(await sha1(lua), stem).toBe(sha);
     }
   });
 
-  it("the scripts the library runs are the shipped texts, under their SHA-1s", () => {
+  it("the scripts the library runs are the shipped texts, under their SHA-1s", async () => {
     const byText = new Map(Object.entries(shipped).map(([name, value]) => [value, name]));
-    for (const script of SCRIPTS) {
+    for (const script of [...SCRIPTS, ...SEMAPHORE_SCRIPTS]) {
+      expect(await sha1(script.lua), script.name).toBe(script.sha1);
       const name = byText.get(script.lua) ?? "";
       expect(name, script.name).toMatch(/_LUA$/);
-      expect((shipped as Record<string, string>)[name.replace(/_LUA$/, "_SHA1")]).toBe(script.sha1);
+      expect(shipped[name.replace(/_LUA$/, "_SHA1")]).toBe(script.sha1);
     }
   });
 
   it("one renaming for every script: a helper has the same short name in each", () => {
     const lockKey = SHIPPED_NAMES.get("lockKey") as string;
     expect(lockKey.length).toBe(1);
-    for (const name of ["ACQUIRE_LUA", "RELEASE_LUA", "EXTEND_LUA"]) {
-      const lua = (shipped as Record<string, string>)[name] as string;
+    // The semaphore's renaming extends the lock scripts': theirs unchanged, new names distinct.
+    for (const [from, to] of SHIPPED_NAMES) expect(SEMAPHORE_NAMES.get(from), from).toBe(to);
+    expect(new Set(SEMAPHORE_NAMES.values()).size).toBe(SEMAPHORE_NAMES.size);
+    for (const name of ["ACQUIRE_LUA", "RELEASE_LUA", "EXTEND_LUA", "SEM_ACQUIRE_LUA"]) {
+      const lua = shipped[name] as string;
       expect(lua).toContain(`local function ${lockKey}(`);
     }
   });
@@ -159,6 +179,16 @@ describe("the shipped Lua", () => {
         ["f", "c"],
         ["p", "d"],
         ["q", "e"],
+      ]),
+    );
+    // Extending a base renaming: its names stay, the others skip its short names.
+    expect(
+      localNames([tokenize("local x, y, z = 1 return x + y + z + y")], new Map([["x", "b"]])),
+    ).toEqual(
+      new Map([
+        ["x", "b"],
+        ["y", "a"],
+        ["z", "c"],
       ]),
     );
     expect(() => shipLua("local t = { f = function() end }")).toThrow(/table constructor/);
