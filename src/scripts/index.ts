@@ -13,7 +13,6 @@ export {
   PERMIT_INFIX,
   PERMITS_SUFFIX,
   type SemaphoreKeys,
-  SLOT_KEY,
   scriptKeys,
   semaphoreKeys,
   tombstoneKey,

@@ -42,13 +42,10 @@ export function tombstoneKey(triples: readonly KeyTriple[], token: string): stri
   return `${triples[0]?.lock}:void:${token}`;
 }
 
-/** The infix of a semaphore's slot keys, `<S>:permit:<j>` (reserved: `checkKey`). */
+/** The infix of a semaphore's slot keys, `<S>:permit:<j>` (reserved: `checkKey` in src/lock). */
 export const PERMIT_INFIX = ":permit:";
 /** The stem of a semaphore's room and tombstones, `<S>:permits` (reserved: `checkKey`). */
 export const PERMITS_SUFFIX = ":permits";
-/** A key that would be a semaphore's slot, `…:permit:<digits>`. */
-export const SLOT_KEY = /:permit:\d+$/;
-
 /** The keys of a semaphore on every node (docs/design/semaphore.md §2a). */
 export interface SemaphoreKeys {
   /**
