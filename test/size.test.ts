@@ -53,7 +53,7 @@ describe("bundle size", () => {
     expect(code).not.toContain(RECORD.sha1);
     // Only done markers (`once()`, scheduled dedupe, Idempotency-Key) write COMPLETE.
     expect(code).not.toContain(COMPLETE.sha1);
-    // The semaphore's scripts (issue 32) stay out of an app that only locks.
+    // The semaphore's scripts stay out of an app that only locks.
     for (const script of SEMAPHORE_SCRIPTS) expect(code, script.name).not.toContain(script.sha1);
     // No comment of the commented sources made it into the bundle.
     for (const source of Object.values(SOURCES)) {

@@ -36,7 +36,7 @@ const bytes = (s: string): number => new TextEncoder().encode(s).length;
  *
  * @throws {ConfigurationError} `option` (by default `key`): empty, not a string, too long, ending
  *   in `:wait` (wait rooms), in `:permits` or `:permit:<digits>` (a semaphore's room stem and its
- *   slots: docs/design/semaphore.md §2a) or, while fencing is on, in `:fence` (fence counters)
+ *   slots: docs/design/semaphore.md §2 "Slots") or, while fencing is on, in `:fence` (fence counters)
  * @example
  * checkKey("invoice:42", false) // "invoice:42"
  */
@@ -57,7 +57,7 @@ export function checkKey(key: unknown, fencing: boolean, option = "key"): string
     );
   }
   // A semaphore S's slots are `S:permit:<j>`, its room and tombstones `S:permits:…`
-  // (docs/design/semaphore.md §2a): a lock or semaphore on such a name would share their keys.
+  // (docs/design/semaphore.md §2 "Slots"): a lock or semaphore on such a name would share their keys.
   // The message is short because every byte of checkKey is in every app's bundle.
   if (/:permit(s|:\d+)$/.test(key)) throw new ConfigurationError(option, "reserved");
   return key;

@@ -46,7 +46,7 @@ export function tombstoneKey(triples: readonly KeyTriple[], token: string): stri
 export const PERMIT_INFIX = ":permit:";
 /** The stem of a semaphore's room and tombstones, `<S>:permits` (reserved: `checkKey`). */
 export const PERMITS_SUFFIX = ":permits";
-/** The keys of a semaphore on every node (docs/design/semaphore.md §2a). */
+/** The keys of a semaphore on every node (docs/design/semaphore.md §2 "Slots"). */
 export interface SemaphoreKeys {
   /**
    * One triple per slot, in slot order: `<S>:permit:<j>`, its fence key `<S>:permit:<j>:fence`

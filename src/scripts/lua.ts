@@ -126,7 +126,7 @@ end
 `;
 
 /**
- * The slot scripts' form of `QUEUE` (`queueLua({ slots: true })`, docs/design/semaphore.md §3d):
+ * The slot scripts' form of `QUEUE` (`queueLua({ slots: true })`, docs/design/semaphore.md §3 "What changes in the Lua"):
  * one room for the P slots of a semaphore, every triple naming its own slot key and the same room.
  * `slotOf[i]` is triple i's slot index (from ARGV, see `SLOTS` in semaphore-lua.ts); the holder a
  * node placed on slot j is the field `^<j>`; a record has three fields more,

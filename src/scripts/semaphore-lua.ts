@@ -1,5 +1,5 @@
 /**
- * Lua source of the semaphore's scripts (docs/design/semaphore.md §2b, §2c, §3d; issue 32). A
+ * Lua source of the semaphore's scripts (docs/design/semaphore.md §2 "One round picks one slot", §3 "What changes in the Lua"). A
  * semaphore S with P permits is P **slots**, each an ordinary lock key `S:permit:<j>` with its
  * fence key, sharing **one room** `S:permits:wait` (see `semaphoreKeys` in keys.ts). Every script
  * here takes the slots as key triples (`KEY_TRIPLES`), in the call's order (the slot indices
@@ -20,7 +20,7 @@
  *
  * Shipped like the lock's scripts by `scripts/ship-lua.ts`, into `semaphore-shipped.ts`, with a
  * renaming of locals that extends the lock scripts' (so no lock script's text or SHA-1 changes).
- * Permits carry no fence in v1 (design §2f): the fence keys are passed, never written.
+ * Permits carry no fence in v1 (docs/design/semaphore.md §2 "Fencing: none in v1"): the fence keys are passed, never written.
  *
  * @module
  */
@@ -153,7 +153,7 @@ return reply
 
 /**
  * Pass (a waiting call gives up slots on this node without ending its call: the consolidation of
- * a split, design §3c). KEYS: the P slot triples, then the call's tombstone. ARGV: token, the
+ * a split, docs/design/semaphore.md §3 "Splits across slots"). KEYS: the P slot triples, then the call's tombstone. ARGV: token, the
  * triples' slot indices, `keep` (the slot kept, "" for none), `preferMs`, then a registration as
  * PASS's (place, look, listener, waitMs, handMs, roomMs, handFence).
  *
@@ -259,7 +259,7 @@ return released
 `;
 
 /**
- * Discard a permit call's token (design §2c): the end of a call that gives up (all P triples)
+ * Discard a permit call's token (docs/design/semaphore.md §2 "Cleanup of minority slots"): the end of a call that gives up (all P triples)
  * and the trim after a grant on slot j (every triple but j's, so j is never touched: E2 for j
  * stands). Every slot given that holds the token is deleted and served to the room's first live
  * waiter; the token's record leaves the room (no hand-off reaches the call here any more); the

@@ -1,8 +1,8 @@
 /**
- * The semaphore's scripts as the library sends them (docs/design/semaphore.md §2b, §2c, §3d):
+ * The semaphore's scripts as the library sends them (docs/design/semaphore.md §2 "One round picks one slot", §3 "What changes in the Lua"):
  * shipped texts (`semaphore-shipped.ts`), SHA-1s, argument builders and reply checks. Apart from
  * `SCRIPTS` (the lock's): an app that only locks never bundles them, and they are not yet
- * reachable from the API (issue 32, build step 1).
+ * reachable from the API (build step 1 of the design).
  *
  * @module
  */

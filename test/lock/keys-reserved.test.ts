@@ -1,5 +1,5 @@
 /**
- * The names a semaphore uses (docs/design/semaphore.md §2a) are reserved for lock keys, and for
+ * The names a semaphore uses (docs/design/semaphore.md §2 "Slots") are reserved for lock keys, and for
  * semaphore names alike (both go through `checkKey`): a key ending in `:permits` (the stem of a
  * semaphore's room and tombstones) or in `:permit:<digits>` (a slot) is refused with a
  * ConfigurationError naming the option, before any node is called; every other key is as before.

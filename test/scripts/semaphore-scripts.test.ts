@@ -1,11 +1,11 @@
 /**
  * The semaphore's scripts on a real redis-server, called directly with the library's argument
- * builders (docs/design/semaphore.md §2b, §2c, §3d; docs/SAFETY.md §2, the semaphore's rows): the
- * first free slot in the call's order, finding the token before placing it, S1 (never one token on
- * two slots) under re-sends and hand-offs, an earlier live waiter served before placing, the
- * per-slot holder field `^<j>` and its newest look (P2), a preference skipped and lapsed, the
- * caller's P in its record, the tombstone (L3), release re-send recognition, SEM_PASS's look
- * fence (P4 per slot) and the trim.
+ * builders (docs/design/semaphore.md §2 "One round picks one slot", §3 "What changes in the Lua";
+ * the semaphore rows of docs/SAFETY.md §2): the first free slot in the call's order, finding the
+ * token before placing it, S1 (never one token on two slots) under re-sends and hand-offs, an
+ * earlier live waiter served before placing, the per-slot holder field `^<j>` and its newest look
+ * (P2), a preference skipped and lapsed, the caller's P in its record, the tombstone (L3), release
+ * re-send recognition, SEM_PASS's look fence (P4 per slot) and the trim.
  */
 import type { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
