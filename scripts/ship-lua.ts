@@ -1,7 +1,9 @@
 /**
  * The Lua edgelock ships: each script of `src/scripts/lua.ts` (the commented, readable source of
  * truth) minus its comments and whitespace, its locals renamed short, written with its SHA-1 to
- * `src/scripts/shipped.ts`, the module the library imports. `npm run build` runs this first;
+ * `src/scripts/shipped.ts`, the module the library imports (and each of `semaphore-lua.ts`, the
+ * semaphore's scripts, to `semaphore-shipped.ts`, renamed by an extension of the lock scripts'
+ * renaming, so the lock scripts' texts do not depend on them). `npm run build` runs this first;
  * `test/scripts/shipped.test.ts` checks that running it again gives exactly the committed file,
  * and that every shipped script has the same Lua tokens as its source up to a one-to-one renaming
  * of variables (docs/SAFETY.md §2).
@@ -12,7 +14,7 @@
  * a line break where the source broke the line, a space otherwise; `localNames` picks the short
  * names (`a`, `b`, … the most used local first), the same for every script.
  *
- *   npx tsx scripts/ship-lua.ts           # rewrite src/scripts/shipped.ts
+ *   npx tsx scripts/ship-lua.ts           # rewrite src/scripts/shipped.ts, semaphore-shipped.ts
  *   npx tsx scripts/ship-lua.ts --check   # exit 1 when it is out of date
  *
  * @module
@@ -20,6 +22,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as sources from "../src/scripts/lua";
+import * as semaphoreSources from "../src/scripts/semaphore-lua";
 
 /** One Lua token, and whether a line break separated it from the token before it. */
 export interface LuaToken {
@@ -203,11 +206,21 @@ function* shortNames(): Generator<string> {
  *
  * @example
  * localNames(tokenize("local count=1 return count")); // Map { "count" => "a" }
+ *
+ * With `base`, the renaming extends it: its names keep their short names, and the chunks' other
+ * locals get short names that `base` does not use (the semaphore's scripts extend the lock
+ * scripts' renaming, so a helper has one short name everywhere and no lock script changes).
  */
-export function localNames(chunks: readonly (readonly LuaToken[])[]): Map<string, string> {
+export function localNames(
+  chunks: readonly (readonly LuaToken[])[],
+  base: ReadonlyMap<string, string> = new Map(),
+): Map<string, string> {
   const renamed = new Set<string>();
   for (const tokens of chunks) for (const name of declared(tokens)) renamed.add(name);
   for (const name of REDIS_GLOBALS) renamed.delete(name);
+  // A base renaming is kept as it is: only the chunks' other locals get new short names.
+  for (const name of base.keys()) renamed.delete(name);
+  const taken = new Set(base.values());
   const uses = new Map<string, number>();
   const kept = new Set<string>();
   for (const tokens of chunks) {
@@ -215,16 +228,16 @@ export function localNames(chunks: readonly (readonly LuaToken[])[]): Map<string
     tokens.forEach(({ text }, i) => {
       if (!isVariable[i]) return;
       if (renamed.has(text)) uses.set(text, (uses.get(text) ?? 0) + 1);
-      else kept.add(text);
+      else if (!base.has(text)) kept.add(text);
     });
   }
   // Most used first; ties in order of first use.
   const order = [...uses.keys()].sort((a, b) => (uses.get(b) ?? 0) - (uses.get(a) ?? 0));
-  const names = new Map<string, string>();
+  const names = new Map<string, string>(base);
   const short = shortNames();
   for (const name of order) {
     let next = short.next().value as string;
-    while (KEYWORDS.has(next) || REDIS_GLOBALS.has(next) || kept.has(next)) {
+    while (KEYWORDS.has(next) || REDIS_GLOBALS.has(next) || kept.has(next) || taken.has(next)) {
       next = short.next().value as string;
     }
     names.set(name, next);
@@ -279,11 +292,18 @@ export async function sha1(text: string): Promise<string> {
  * The commented sources, by export name (`ACQUIRE_LUA`, …), sorted by name (a module namespace
  * lists its exports in that order under ESM, in declaration order under tsx's CommonJS).
  */
-export const SOURCES: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries(sources)
-    .filter(([name]) => name.endsWith("_LUA"))
-    .sort(([a], [b]) => (a < b ? -1 : 1)),
-);
+export const SOURCES: Readonly<Record<string, string>> = scriptsOf(sources);
+
+/** The semaphore's commented sources (`semaphore-lua.ts`), by export name, sorted by name. */
+export const SEMAPHORE_SOURCES: Readonly<Record<string, string>> = scriptsOf(semaphoreSources);
+
+function scriptsOf(module: Readonly<Record<string, unknown>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(module)
+      .filter((entry): entry is [string, string] => entry[0].endsWith("_LUA"))
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
+}
 
 /**
  * The one renaming of locals every shipped script uses: the same helper (`lockKey`, …) gets the
@@ -293,32 +313,63 @@ export const SHIPPED_NAMES: ReadonlyMap<string, string> = localNames(
   Object.values(SOURCES).map(tokenize),
 );
 
+/**
+ * The renaming of the semaphore's scripts: the lock scripts' (`SHIPPED_NAMES`), extended with
+ * short names for the locals only they have. Computed apart, so adding or changing a semaphore
+ * script never changes a lock script's shipped text or SHA-1 (test/scripts/shipped.test.ts).
+ */
+export const SEMAPHORE_NAMES: ReadonlyMap<string, string> = localNames(
+  Object.values(SEMAPHORE_SOURCES).map(tokenize),
+  SHIPPED_NAMES,
+);
+
 export const SHIPPED_PATH = fileURLToPath(new URL("../src/scripts/shipped.ts", import.meta.url));
+export const SEMAPHORE_SHIPPED_PATH = fileURLToPath(
+  new URL("../src/scripts/semaphore-shipped.ts", import.meta.url),
+);
 
 /** The text of `src/scripts/shipped.ts` for the current sources. */
-export async function renderShipped(): Promise<string> {
-  let out = `// Generated by scripts/ship-lua.ts from src/scripts/lua.ts (the commented source): each script
+export function renderShipped(): Promise<string> {
+  return render("src/scripts/lua.ts", SOURCES, SHIPPED_NAMES);
+}
+
+/** The text of `src/scripts/semaphore-shipped.ts` for the current semaphore sources. */
+export function renderSemaphoreShipped(): Promise<string> {
+  return render("src/scripts/semaphore-lua.ts", SEMAPHORE_SOURCES, SEMAPHORE_NAMES);
+}
+
+async function render(
+  from: string,
+  scripts: Readonly<Record<string, string>>,
+  names: ReadonlyMap<string, string>,
+): Promise<string> {
+  let out = `// Generated by scripts/ship-lua.ts from ${from} (the commented source): each script
 // minus its comments and whitespace, its locals renamed short, with the SHA-1 of that text. Do not edit; \`npm run build\`
 // regenerates it, and test/scripts/shipped.test.ts checks it is current.
 `;
-  for (const [name, lua] of Object.entries(SOURCES)) {
-    const shipped = shipLua(lua, SHIPPED_NAMES);
+  for (const [name, lua] of Object.entries(scripts)) {
+    const shipped = shipLua(lua, names);
     const stem = name.slice(0, -"_LUA".length);
-    out += `\n/** \`${name}\` of lua.ts, shipped. */\nexport const ${name} = ${JSON.stringify(shipped)};\n`;
+    out += `\n/** \`${name}\` of ${from.slice(from.lastIndexOf("/") + 1)}, shipped. */\nexport const ${name} = ${JSON.stringify(shipped)};\n`;
     out += `/** SHA-1 of \`${name}\`. */\nexport const ${stem}_SHA1 = "${await sha1(shipped)}";\n`;
   }
   return out;
 }
 
 async function main(): Promise<number> {
-  const text = await renderShipped();
+  const outputs: [string, string][] = [
+    [SHIPPED_PATH, await renderShipped()],
+    [SEMAPHORE_SHIPPED_PATH, await renderSemaphoreShipped()],
+  ];
   if (process.argv.includes("--check")) {
-    const current = readFileSync(SHIPPED_PATH, "utf8");
-    if (current === text) return 0;
-    console.error("src/scripts/shipped.ts is out of date: run npx tsx scripts/ship-lua.ts");
+    const stale = outputs.filter(([path, text]) => readFileSync(path, "utf8") !== text);
+    if (stale.length === 0) return 0;
+    for (const [path] of stale) {
+      console.error(`${path} is out of date: run npx tsx scripts/ship-lua.ts`);
+    }
     return 1;
   }
-  writeFileSync(SHIPPED_PATH, text);
+  for (const [path, text] of outputs) writeFileSync(path, text);
   return 0;
 }
 

@@ -12,6 +12,7 @@ import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SOURCES } from "../scripts/ship-lua";
 import { ACQUIRE, COMPLETE, RECORD, RELEASE } from "../src/scripts";
+import { SEMAPHORE_SCRIPTS } from "../src/scripts/semaphore";
 import { type BundleRow, COMMON, edgelockBundles, IMPORTS } from "./bench/bundle";
 
 const BUDGETS = JSON.parse(
@@ -52,6 +53,8 @@ describe("bundle size", () => {
     expect(code).not.toContain(RECORD.sha1);
     // Only done markers (`once()`, scheduled dedupe, Idempotency-Key) write COMPLETE.
     expect(code).not.toContain(COMPLETE.sha1);
+    // The semaphore's scripts stay out of an app that only locks.
+    for (const script of SEMAPHORE_SCRIPTS) expect(code, script.name).not.toContain(script.sha1);
     // No comment of the commented sources made it into the bundle.
     for (const source of Object.values(SOURCES)) {
       for (const comment of source.match(/-- .*/g) ?? []) expect(code).not.toContain(comment);

@@ -41,3 +41,38 @@ export function scriptKeys(triples: readonly KeyTriple[], tombstone?: string): s
 export function tombstoneKey(triples: readonly KeyTriple[], token: string): string {
   return `${triples[0]?.lock}:void:${token}`;
 }
+
+/** The infix of a semaphore's slot keys, `<S>:permit:<j>` (reserved: `checkKey` in src/lock). */
+export const PERMIT_INFIX = ":permit:";
+/** The stem of a semaphore's room and tombstones, `<S>:permits` (reserved: `checkKey`). */
+export const PERMITS_SUFFIX = ":permits";
+/** The keys of a semaphore on every node (docs/design/semaphore.md §2 "Slots"). */
+export interface SemaphoreKeys {
+  /**
+   * One triple per slot, in slot order: `<S>:permit:<j>`, its fence key `<S>:permit:<j>:fence`
+   * (passed to keep the triple's shape, never written in v1) and the one room of every slot.
+   */
+  readonly slots: readonly KeyTriple[];
+  /** The room, `<S>:permits:wait`: waiters' records and each slot's holder `^<j>`. */
+  readonly room: string;
+  /** The tombstone of a permit call's token, `<S>:permits:void:<token>` (L3). */
+  readonly tombstone: (token: string) => string;
+}
+
+/**
+ * The keys of semaphore `name` with `permits` slots under the manager's `prefix`. Slots are not
+ * named by P: instances configured with P = 3 and P = 5 share slots 0–2.
+ *
+ * @example
+ * semaphoreKeys("lock:", "llm", 2).slots[1]
+ * // { lock: "lock:llm:permit:1", fence: "lock:llm:permit:1:fence", room: "lock:llm:permits:wait" }
+ */
+export function semaphoreKeys(prefix: string, name: string, permits: number): SemaphoreKeys {
+  const stem = `${prefix}${name}`;
+  const room = `${stem}${PERMITS_SUFFIX}:wait`;
+  const slots = Array.from({ length: permits }, (_, j) => {
+    const lock = `${stem}${PERMIT_INFIX}${j}`;
+    return { lock, fence: `${lock}:fence`, room };
+  });
+  return { slots, room, tombstone: (token) => `${stem}${PERMITS_SUFFIX}:void:${token}` };
+}

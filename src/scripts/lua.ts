@@ -36,7 +36,7 @@
  * are the keys of triple i (1-based), `keyCount()` the number of triples when no tombstone key
  * follows them (a lock key and its fence key alone count as one).
  */
-const KEY_TRIPLES = `-- KEYS: per lock key (sorted), the key, its fence counter and its wait room.
+export const KEY_TRIPLES = `-- KEYS: per lock key (sorted), the key, its fence counter and its wait room.
 local function lockKey(i)
   return KEYS[3 * i - 2]
 end
@@ -56,7 +56,7 @@ end
  * expiry to `ttl` ms when less is left, and never lowers it (docs/SAFETY.md §2, E1: a request that
  * timed out may still run, late or after a longer extension).
  */
-const LENGTHEN = `local function lengthen(key, ttl)
+export const LENGTHEN = `local function lengthen(key, ttl)
   -- Never lower an expiry: a request that timed out may run after a longer extension.
   local left = redis.call("PTTL", key)
   if left >= 0 and left < tonumber(ttl) then
@@ -98,7 +98,7 @@ end
  * means the token's round failed and was cleaned up: a request of that round that runs later (it
  * timed out, or was re-sent) must place nothing (docs/SAFETY.md §2, L3).
  */
-const TRIPLES = `local function triples()
+export const TRIPLES = `local function triples()
   local n = keyCount()
   if #KEYS > 3 and #KEYS % 3 == 1 then
     return n - 1, KEYS[#KEYS]
@@ -124,6 +124,174 @@ const OUTLIVE = `local function outlive(counter, ms)
   end
 end
 `;
+
+/**
+ * The slot scripts' form of `QUEUE` (`queueLua({ slots: true })`, docs/design/semaphore.md §3 "What changes in the Lua"):
+ * one room for the P slots of a semaphore, every triple naming its own slot key and the same room.
+ * `slotOf[i]` is triple i's slot index (from ARGV, see `SLOTS` in semaphore-lua.ts); the holder a
+ * node placed on slot j is the field `^<j>`; a record has three fields more,
+ * `…|prefer|preferUntil|permits` (the slot it prefers, "" for none, and the node time the
+ * preference ends; the caller's P), and `head` serves a record only a slot below its P, and only
+ * its preferred slot while the preference lasts; a hand-off's message ends with `|<slot>`.
+ */
+const SLOT_QUEUE = {
+  caret: `"^" .. slotOf[i]`,
+  record: `  -- A preference lasts preferMs of node time from this registration.
+  local preferUntil = 0
+  if r.prefer ~= "" then
+    preferUntil = hi + tonumber(r.preferMs)
+  end
+  local record = {r.place, hi + tonumber(r.waitMs), r.listener, r.look, hi, r.handMs, r.fencing,
+    r.prefer, preferUntil, r.permits}
+`,
+  notHolder: `    if string.sub(token, 1, 1) ~= "^" and token ~= skip then
+`,
+  takes: `takes(i, f, lo) and `,
+  message: `  local message = token .. "|" .. f[4] .. "|" .. gap .. "|" .. f[6] .. "|" .. fence .. "|" ..
+    slotOf[i]
+`,
+  before: `local function takes(i, f, lo)
+  -- Only a slot below the caller's P (its looks never see the others), and while a preference
+  -- lasts, only the preferred slot.
+  if slotOf[i] >= tonumber(f[10]) then
+    return false
+  end
+  return f[8] == "" or tonumber(f[8]) == slotOf[i] or tonumber(f[9]) <= lo
+end
+`,
+};
+
+/** `QUEUE` as the lock scripts have it (one room per lock key, its holder `^`). */
+const LOCK_QUEUE: typeof SLOT_QUEUE = {
+  caret: `"^"`,
+  record: `  local record = {r.place, hi + tonumber(r.waitMs), r.listener, r.look, hi, r.handMs, r.fencing}
+`,
+  notHolder: `    if token ~= "^" and token ~= skip then
+`,
+  takes: "",
+  message: `  local message = token .. "|" .. f[4] .. "|" .. gap .. "|" .. f[6] .. "|" .. fence
+`,
+  before: "",
+};
+
+/**
+ * The Lua of `QUEUE` (below) for the lock scripts (`slots: false`: exactly the text every lock
+ * script has shipped with, so their SHA-1s stay; test/scripts/shipped.test.ts) or for the
+ * semaphore's slot scripts (`slots: true`: see `SLOT_QUEUE`).
+ */
+export function queueLua({ slots }: { readonly slots: boolean }): string {
+  const { caret, record, notHolder, takes, message, before } = slots ? SLOT_QUEUE : LOCK_QUEUE;
+  return `local function clock()
+  local t = redis.call("TIME")
+  local ms, us = tonumber(t[1]) * 1000, tonumber(t[2])
+  return ms + math.floor(us / 1000), ms + math.ceil(us / 1000)
+end
+local function fields(value)
+  local f = {}
+  for part in string.gmatch(value .. "|", "([^|]*)|") do
+    f[#f + 1] = part
+  end
+  return f
+end
+local function isQueue(i)
+  -- A caller that passes only a lock key and its fence key has no queue.
+  if roomKey(i) == nil then
+    return false
+  end
+  local t = redis.call("TYPE", roomKey(i)).ok
+  return t == "hash" or t == "none"
+end
+local function keepQueue(i, ms)
+  local left = redis.call("PTTL", roomKey(i))
+  -- A queue just created has no expiry yet: every queue gets one.
+  if left == -1 or left < tonumber(ms) then
+    redis.call("PEXPIRE", roomKey(i), ms)
+  end
+end
+local function holder(i, token, place, look, from)
+  redis.call("HSET", roomKey(i), ${caret}, token .. "|" .. place .. "|" .. look .. "|" .. from)
+end
+local function unhold(i, token)
+  if redis.call("TYPE", roomKey(i)).ok == "hash" then
+    local h = redis.call("HGET", roomKey(i), ${caret})
+    if h and fields(h)[1] == token then
+      redis.call("HDEL", roomKey(i), ${caret})
+    end
+  end
+end
+local function register(i, token, hi, r)
+  if not isQueue(i) then
+    return
+  end
+  local old = redis.call("HGET", roomKey(i), token)
+  -- Keep the newest look's time: a late, older registration never replaces it.
+  if old and tonumber(fields(old)[4]) >= tonumber(r.look) then
+    return
+  end
+${record}  redis.call("HSET", roomKey(i), token, table.concat(record, "|"))
+  keepQueue(i, r.roomMs)
+end
+${before}local function head(i, lo, skip, limit)
+  local all = redis.call("HGETALL", roomKey(i))
+  local best, bestPlace, bestFields = nil, nil, nil
+  for k = 1, #all, 2 do
+    local token = all[k]
+${notHolder}      local f = fields(all[k + 1])
+      local place = tonumber(f[1])
+      if tonumber(f[2]) <= lo then
+        -- Its wait ended: it stopped waiting, or is gone.
+        redis.call("HDEL", roomKey(i), token)
+      elseif ${takes}(limit == nil or place < limit[1] or (place == limit[1] and token < limit[2]))
+        and (best == nil or place < bestPlace or (place == bestPlace and token < best)) then
+        best, bestPlace, bestFields = token, place, f
+      end
+    end
+  end
+  return best, bestFields
+end
+local function handoff(i, token, f, lo, from)
+  local room = roomKey(i)
+  redis.call("HDEL", room, token)
+  -- Node ms since the registration of look f[4] ran here (p rounded up, now down).
+  local gap = lo - tonumber(f[5])
+  if gap < 0 then
+    gap = 0
+  end
+  local fence = 0
+  if f[7] == "1" then
+    fence = tonumber(redis.call("GET", fenceKey(i)) or "0") + 1
+  end
+${message}  -- Nobody listens for it here (its process ended, or never listened): drop it, set nothing.
+  if redis.call("PUBLISH", room .. ":" .. f[3], message) == 0 then
+    return false
+  end
+  redis.call("SET", lockKey(i), token, "PX", f[6])
+  if fence > 0 then
+    redis.call("SET", fenceKey(i), fence)
+  end
+  holder(i, token, f[1], f[4], from)
+  keepQueue(i, f[6])
+  return true
+end
+local function serve(i, lo, skip, limit, from)
+  if not isQueue(i) then
+    return nil
+  end
+  for _ = 1, 8 do
+    local token, f = head(i, lo, skip, limit)
+    if token == nil then
+      break
+    end
+    if handoff(i, token, f, lo, from) then
+      return token, f
+    end
+  end
+  -- The key stays free here: no holder to name, and a queue with no waiter left is deleted.
+  redis.call("HDEL", roomKey(i), ${caret})
+  return nil
+end
+`;
+}
 
 /**
  * Lua shared by the scripts that keep or serve a key's wait queue (docs/design/queue-handoff.md;
@@ -152,119 +320,7 @@ end
  * - `unhold(i, token)`: forget `^` where it names `token` (its key was freed): a queue with
  *   nobody in it is deleted, and a lock nobody waits for leaves no queue behind.
  */
-const QUEUE = `local function clock()
-  local t = redis.call("TIME")
-  local ms, us = tonumber(t[1]) * 1000, tonumber(t[2])
-  return ms + math.floor(us / 1000), ms + math.ceil(us / 1000)
-end
-local function fields(value)
-  local f = {}
-  for part in string.gmatch(value .. "|", "([^|]*)|") do
-    f[#f + 1] = part
-  end
-  return f
-end
-local function isQueue(i)
-  -- A caller that passes only a lock key and its fence key has no queue.
-  if roomKey(i) == nil then
-    return false
-  end
-  local t = redis.call("TYPE", roomKey(i)).ok
-  return t == "hash" or t == "none"
-end
-local function keepQueue(i, ms)
-  local left = redis.call("PTTL", roomKey(i))
-  -- A queue just created has no expiry yet: every queue gets one.
-  if left == -1 or left < tonumber(ms) then
-    redis.call("PEXPIRE", roomKey(i), ms)
-  end
-end
-local function holder(i, token, place, look, from)
-  redis.call("HSET", roomKey(i), "^", token .. "|" .. place .. "|" .. look .. "|" .. from)
-end
-local function unhold(i, token)
-  if redis.call("TYPE", roomKey(i)).ok == "hash" then
-    local h = redis.call("HGET", roomKey(i), "^")
-    if h and fields(h)[1] == token then
-      redis.call("HDEL", roomKey(i), "^")
-    end
-  end
-end
-local function register(i, token, hi, r)
-  if not isQueue(i) then
-    return
-  end
-  local old = redis.call("HGET", roomKey(i), token)
-  -- Keep the newest look's time: a late, older registration never replaces it.
-  if old and tonumber(fields(old)[4]) >= tonumber(r.look) then
-    return
-  end
-  local record = {r.place, hi + tonumber(r.waitMs), r.listener, r.look, hi, r.handMs, r.fencing}
-  redis.call("HSET", roomKey(i), token, table.concat(record, "|"))
-  keepQueue(i, r.roomMs)
-end
-local function head(i, lo, skip, limit)
-  local all = redis.call("HGETALL", roomKey(i))
-  local best, bestPlace, bestFields = nil, nil, nil
-  for k = 1, #all, 2 do
-    local token = all[k]
-    if token ~= "^" and token ~= skip then
-      local f = fields(all[k + 1])
-      local place = tonumber(f[1])
-      if tonumber(f[2]) <= lo then
-        -- Its wait ended: it stopped waiting, or is gone.
-        redis.call("HDEL", roomKey(i), token)
-      elseif (limit == nil or place < limit[1] or (place == limit[1] and token < limit[2]))
-        and (best == nil or place < bestPlace or (place == bestPlace and token < best)) then
-        best, bestPlace, bestFields = token, place, f
-      end
-    end
-  end
-  return best, bestFields
-end
-local function handoff(i, token, f, lo, from)
-  local room = roomKey(i)
-  redis.call("HDEL", room, token)
-  -- Node ms since the registration of look f[4] ran here (p rounded up, now down).
-  local gap = lo - tonumber(f[5])
-  if gap < 0 then
-    gap = 0
-  end
-  local fence = 0
-  if f[7] == "1" then
-    fence = tonumber(redis.call("GET", fenceKey(i)) or "0") + 1
-  end
-  local message = token .. "|" .. f[4] .. "|" .. gap .. "|" .. f[6] .. "|" .. fence
-  -- Nobody listens for it here (its process ended, or never listened): drop it, set nothing.
-  if redis.call("PUBLISH", room .. ":" .. f[3], message) == 0 then
-    return false
-  end
-  redis.call("SET", lockKey(i), token, "PX", f[6])
-  if fence > 0 then
-    redis.call("SET", fenceKey(i), fence)
-  end
-  holder(i, token, f[1], f[4], from)
-  keepQueue(i, f[6])
-  return true
-end
-local function serve(i, lo, skip, limit, from)
-  if not isQueue(i) then
-    return nil
-  end
-  for _ = 1, 8 do
-    local token, f = head(i, lo, skip, limit)
-    if token == nil then
-      break
-    end
-    if handoff(i, token, f, lo, from) then
-      return token, f
-    end
-  end
-  -- The key stays free here: no holder to name, and a queue with no waiter left is deleted.
-  redis.call("HDEL", roomKey(i), "^")
-  return nil
-end
-`;
+const QUEUE = queueLua({ slots: false });
 
 /**
  * Acquire `token` for `ttl` ms, with `fencing` "1" issuing a fence.

@@ -19,7 +19,9 @@ import {
 } from "./scripts";
 
 /** The commented sources (lua.ts), whose shipped forms the scripts carry (test/scripts). */
-const SOURCES = Object.entries(lua);
+const SOURCES = Object.entries(lua).filter((entry): entry is [string, string] =>
+  entry[0].endsWith("_LUA"),
+);
 
 async function sha1(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));

@@ -12,18 +12,51 @@ import {
   type LuaToken,
   localNames,
   REDIS_GLOBALS,
+  renderSemaphoreShipped,
   renderShipped,
+  SEMAPHORE_NAMES,
+  SEMAPHORE_SHIPPED_PATH,
+  SEMAPHORE_SOURCES,
   SHIPPED_NAMES,
   SHIPPED_PATH,
   SOURCES,
+  sha1,
   shipLua,
   tokenize,
   variables,
 } from "../../scripts/ship-lua";
 import { SCRIPTS } from "../../src/scripts";
-import * as shipped from "../../src/scripts/shipped";
+import { SEMAPHORE_SCRIPTS } from "../../src/scripts/semaphore";
+import * as semaphoreShipped from "../../src/scripts/semaphore-shipped";
+import * as lockShipped from "../../src/scripts/shipped";
+
+/** Both shipped modules: the lock's scripts and the semaphore's (names are distinct). */
+const shipped: Readonly<Record<string, string>> = { ...lockShipped, ...semaphoreShipped };
+const ALL_SOURCES: Readonly<Record<string, string>> = { ...SOURCES, ...SEMAPHORE_SOURCES };
 
 const texts = (lua: string): string[] => tokenize(lua).map((t) => t.text);
+
+/**
+ * The lock scripts' SHA-1s as shipped before the semaphore's scripts existed (main at 53ef635).
+ * The simulation's seeds, the mutants and campaigns in progress depend on these exact texts: the
+ * semaphore's scripts are shipped with their own renaming (`SEMAPHORE_NAMES`) so that adding them
+ * changes no lock script.
+ */
+const LOCK_SHA1S: Readonly<Record<string, string>> = {
+  ACQUIRE: "14d94d0a49e9a414d6580804d2f8ef147b1a5000",
+  COMPLETE: "623d1a74286d9fd8a9c9d1c7cfcfa5815b72376a",
+  DISCARD: "216968f8d0b55d04e02ef400de8f73ed7091fb3f",
+  EXTEND: "d65ef82297f16f484d8a0264a8296685b15770c2",
+  FENCE_RAISE: "77311dde8feb8c2bc35cc55c8984cc6f6ab468bb",
+  FORCE_RELEASE: "8272afae4909e8ebf6b61e6f5d811f0c37470b3c",
+  HANDOVER: "51715b4af4baf1dc1268ad96ed0e972ab9207c87",
+  INSPECT: "29093f2eafc84f3853cebf83cbf33a8a50ca4c3a",
+  LEAVE: "16edb792f1894ab5d2b74c5e4b11f6c447b854ba",
+  PASS: "00206b0ffb99e250562a5cb8e7a675c174faa66f",
+  RECORD: "822df72a7ee1d2f4701ed7d51717e2a9f4451908",
+  RELEASE: "db02e02a0521b07709494dbd65dbd2f249b1a1ed",
+  RESUME: "454685512ff142c445c58d080f06ae8e37b117a6",
+};
 
 /**
  * Checks that `after` is `before` with its variables renamed one to one, and returns the renaming
@@ -62,11 +95,17 @@ describe("the shipped Lua", () => {
     expect(readFileSync(SHIPPED_PATH, "utf8")).toBe(await renderShipped());
   });
 
-  it.each(Object.keys(SOURCES))(
+  it("src/scripts/semaphore-shipped.ts is exactly what it generates from semaphore-lua.ts", async () => {
+    expect(readFileSync(SEMAPHORE_SHIPPED_PATH, "utf8")).toBe(await renderSemaphoreShipped());
+    expect(Object.keys(SEMAPHORE_SOURCES).length).toBe(SEMAPHORE_SCRIPTS.length);
+    for (const name of Object.keys(SEMAPHORE_SOURCES)) expect(SOURCES[name], name).toBeUndefined();
+  });
+
+  it.each(Object.keys(ALL_SOURCES))(
     "%s: the same Lua tokens as its commented source up to a renaming of locals, no comment",
     (name) => {
-      const source = SOURCES[name] as string;
-      const lua = (shipped as Record<string, string>)[name] as string;
+      const source = ALL_SOURCES[name] as string;
+      const lua = shipped[name] as string;
       const renaming = sameUpToRenaming(tokenize(source), tokenize(lua));
       // Locals were renamed (the point of it), and only locals: every renamed name is declared
       // `local` in the source (or a parameter, or a loop variable).
@@ -81,20 +120,37 @@ describe("the shipped Lua", () => {
     },
   );
 
-  it("the scripts the library runs are the shipped texts, under their SHA-1s", () => {
+  it("the lock scripts ship byte-identical: every SHA-1 is still its value before the semaphore", async () => {
+    const now = Object.fromEntries(
+      Object.entries(lockShipped)
+        .filter(([name]) => name.endsWith("_SHA1"))
+        .map(([name, sha]) => [name.slice(0, -"_SHA1".length), sha]),
+    );
+    expect(now).toEqual(LOCK_SHA1S);
+    for (const [stem, sha] of Object.entries(LOCK_SHA1S)) {
+      const lua = shipped[`${stem}_LUA`] as string;
+      expect(await sha1(lua), stem).toBe(sha);
+    }
+  });
+
+  it("the scripts the library runs are the shipped texts, under their SHA-1s", async () => {
     const byText = new Map(Object.entries(shipped).map(([name, value]) => [value, name]));
-    for (const script of SCRIPTS) {
+    for (const script of [...SCRIPTS, ...SEMAPHORE_SCRIPTS]) {
+      expect(await sha1(script.lua), script.name).toBe(script.sha1);
       const name = byText.get(script.lua) ?? "";
       expect(name, script.name).toMatch(/_LUA$/);
-      expect((shipped as Record<string, string>)[name.replace(/_LUA$/, "_SHA1")]).toBe(script.sha1);
+      expect(shipped[name.replace(/_LUA$/, "_SHA1")]).toBe(script.sha1);
     }
   });
 
   it("one renaming for every script: a helper has the same short name in each", () => {
     const lockKey = SHIPPED_NAMES.get("lockKey") as string;
     expect(lockKey.length).toBe(1);
-    for (const name of ["ACQUIRE_LUA", "RELEASE_LUA", "EXTEND_LUA"]) {
-      const lua = (shipped as Record<string, string>)[name] as string;
+    // The semaphore's renaming extends the lock scripts': theirs unchanged, new names distinct.
+    for (const [from, to] of SHIPPED_NAMES) expect(SEMAPHORE_NAMES.get(from), from).toBe(to);
+    expect(new Set(SEMAPHORE_NAMES.values()).size).toBe(SEMAPHORE_NAMES.size);
+    for (const name of ["ACQUIRE_LUA", "RELEASE_LUA", "EXTEND_LUA", "SEM_ACQUIRE_LUA"]) {
+      const lua = shipped[name] as string;
       expect(lua).toContain(`local function ${lockKey}(`);
     }
   });
@@ -123,6 +179,16 @@ describe("the shipped Lua", () => {
         ["f", "c"],
         ["p", "d"],
         ["q", "e"],
+      ]),
+    );
+    // Extending a base renaming: its names stay, the others skip its short names.
+    expect(
+      localNames([tokenize("local x, y, z = 1 return x + y + z + y")], new Map([["x", "b"]])),
+    ).toEqual(
+      new Map([
+        ["x", "b"],
+        ["y", "a"],
+        ["z", "c"],
       ]),
     );
     expect(() => shipLua("local t = { f = function() end }")).toThrow(/table constructor/);

@@ -57,13 +57,17 @@ export const tomb = ["SET", "v", "1", "PX", "9000"];
 export const ONE = ["k", "f", "w"];
 export const TWO = ["k", "f", "w", "k2", "f2", "w2"];
 
-/** A record's clock fields by shape: `p` as "T", the deadline as "T+<wait>". */
+/**
+ * A record's clock fields by shape: `p` as "T", the deadline as "T+<wait>", and a semaphore
+ * record's `preferUntil` (its 9th field of 10) as "T+<preferMs>" ("0" for none).
+ */
 function shape(flat: unknown): unknown {
   if (!Array.isArray(flat)) return flat;
   return flat.map((value, i) => {
     const parts = String(value).split("|");
-    if (i % 2 === 0 || parts.length !== 7) return value;
+    if (i % 2 === 0 || (parts.length !== 7 && parts.length !== 10)) return value;
     const [place, deadline, listener, look, p, ...rest] = parts;
+    if (parts.length === 10 && rest[3] !== "0") rest[3] = `T+${Number(rest[3]) - Number(p)}`;
     return [place, `T+${Number(deadline) - Number(p)}`, listener, look, "T", ...rest].join("|");
   });
 }
