@@ -35,8 +35,7 @@ const bytes = (s: string): number => new TextEncoder().encode(s).length;
  * Validate a lock key.
  *
  * @throws {ConfigurationError} `option` (by default `key`): empty, not a string, too long, ending
- *   in `:wait` (wait rooms), in `:permits` or `:permit:<digits>` (a semaphore's room stem and its
- *   slots: docs/design/semaphore.md §2 "Slots") or, while fencing is on, in `:fence` (fence counters)
+ *   in `:wait` (wait rooms) or, while fencing is on, in `:fence` (fence counters)
  * @example
  * checkKey("invoice:42", false) // "invoice:42"
  */
@@ -56,10 +55,6 @@ export function checkKey(key: unknown, fencing: boolean, option = "key"): string
       `must not end with "${WAIT_SUFFIX}" (the name of a key's wait room)`,
     );
   }
-  // A semaphore S's slots are `S:permit:<j>`, its room and tombstones `S:permits:…`
-  // (docs/design/semaphore.md §2 "Slots"): a lock or semaphore on such a name would share their keys.
-  // The message is short because every byte of checkKey is in every app's bundle.
-  if (/:permit(s|:\d+)$/.test(key)) throw new ConfigurationError(option, "reserved");
   return key;
 }
 

@@ -149,9 +149,6 @@ describe("per-call options and keys", () => {
     ["k".repeat(1_025), false],
     ["x:fence", true],
     ["x:wait", false],
-    ["x:permits", false],
-    ["x:permit:0", false],
-    ["x:permit:12", true],
   ])("key %j (fencing %s) is rejected", (key, fencing) => {
     expect(optionOf(() => checkKey(key, fencing))).toBe("key");
   });
@@ -159,17 +156,6 @@ describe("per-call options and keys", () => {
   it("accepts ordinary keys", () => {
     expect(checkKey("invoice:42", true)).toBe("invoice:42");
     expect(checkKey("x:fence", false)).toBe("x:fence");
-    // Only the semaphore's exact names are reserved.
-    for (const key of [
-      "permits",
-      "x:permit",
-      "x:permit:",
-      "x:permit:1a",
-      "x:permits:1",
-      "permit:3",
-    ]) {
-      expect(checkKey(key, false)).toBe(key);
-    }
   });
 
   it("acquire rejects a bad key before calling any node", async () => {

@@ -42,9 +42,12 @@ export function tombstoneKey(triples: readonly KeyTriple[], token: string): stri
   return `${triples[0]?.lock}:void:${token}`;
 }
 
-/** The infix of a semaphore's slot keys, `<S>:permit:<j>` (reserved: `checkKey` in src/lock). */
+/**
+ * The infix of a semaphore's slot keys, `<S>:permit:<j>` (to be refused as lock keys when the
+ * semaphore ships: docs/design/semaphore.md §2 "Slots").
+ */
 export const PERMIT_INFIX = ":permit:";
-/** The stem of a semaphore's room and tombstones, `<S>:permits` (reserved: `checkKey`). */
+/** The stem of a semaphore's room and tombstones, `<S>:permits` (to be refused likewise). */
 export const PERMITS_SUFFIX = ":permits";
 /** The keys of a semaphore on every node (docs/design/semaphore.md §2 "Slots"). */
 export interface SemaphoreKeys {

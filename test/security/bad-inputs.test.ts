@@ -103,9 +103,6 @@ const KEY_CASES: { name: string; key: unknown; fencing?: boolean }[] = [
   { name: "an object", key: { toString: () => "k" } },
   { name: "longer than 1024 bytes", key: "é".repeat(600) },
   { name: "ending in :fence with fencing on", key: "invoice:fence", fencing: true },
-  // A semaphore's names (docs/design/semaphore.md §2 "Slots"): its room stem and its slots.
-  { name: "ending in :permits (a semaphore's room stem)", key: "llm:permits" },
-  { name: "ending in :permit:<digits> (a semaphore's slot)", key: "llm:permit:3" },
 ];
 const CALLS = ["acquire", "tryAcquire", "using", "inspect", "forceRelease"] as const;
 

@@ -259,7 +259,7 @@ export const MUTANTS = {
     ),
   ]),
   /**
-   * q6 (docs/SAFETY.md §6 "The queue", P4): ACQUIRE tells a holder's place only when it is placed
+   * q6 (docs/SAFETY.md §2 P4, §6 "The queue"): ACQUIRE tells a holder's place only when it is placed
    * strictly before the caller — places compared alone, what the client did before — so of a
    * split between callers placed in the same ms none is told and none passes until their waits
    * end. Regression `q6-tie-split` (constructed).

@@ -878,7 +878,7 @@ export const REGRESSIONS = {
    */
   "q3-late-pass-after-look": { spec: LATE_PASS, mutant: "q3-pass-ignores-look", finds: "overlap" },
   /**
-   * q6 (docs/SAFETY.md §6 "The queue", P4), constructed: A (instance 1) and C (instance 2) are
+   * q6 (docs/SAFETY.md §2 P4, §6 "The queue"), constructed: A (instance 1) and C (instance 2) are
    * placed in the same ms; H (instance 0) holds. A's first two queued looks reach node 0 late, so
    * H's release (~405 ms) hands node 0 to C and node 1 to A; its release to node 2 runs 20 s late,
    * so H's token (lease 10 s) stays there: a split, each waiter refused by the other and by H.
