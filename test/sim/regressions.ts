@@ -1074,4 +1074,160 @@ export const REGRESSIONS = {
     mutant: "r43-release-without-tombstone",
     finds: "blocked-by-nobody",
   },
+  /**
+   * q43 (seed 20261143, schedule 2569, shrunk; a client fix, no mutant): a waiter of instance 2
+   * (place 391) is handed the key on nodes 0 and 2 by a release; node 2's message comes on the
+   * stream before the answer of the look whose ACQUIRE ran there just before the release (held).
+   * The client let that older refusal erase the newer hand-off, counted one node, passed after
+   * its patience, and the pass handed the key to a caller of instance 1 placed at 794
+   * ("queue-order"). Fixed (`Tally.lost` forgets only earlier looks' evidence), the waiter is
+   * granted with the two hand-offs, before that caller: `test/sim/sim.test.ts`.
+   */
+  "q43-handoff-before-refusal": {
+    spec: {
+      seed: 1065929384,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      nodeRates: [0.99979, 1, 1.00137, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+          ],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "idempotent",
+                  key: 0,
+                  body: 0,
+                  lease: 150,
+                  hold: 147,
+                  fail: true,
+                  wait: 0,
+                  retries: 1,
+                  gap: 50,
+                },
+                {
+                  kind: "handoff",
+                  key: 0,
+                  wait: 50,
+                  lease: 368,
+                  hold: 224,
+                  ticketLease: 252,
+                  deliveries: 2,
+                  to: 0,
+                  delay: 113,
+                },
+                { kind: "scheduled", job: 0, time: 0, hold: 0 },
+              ],
+            },
+            {
+              start: 94,
+              ops: [
+                { kind: "using", key: 0, wait: 0, hold: 0 },
+                { kind: "pause", ms: 679 },
+                { kind: "using", key: 0, wait: 210, hold: 0 },
+                { kind: "pause", ms: 1 },
+              ],
+            },
+            {
+              start: 0,
+              ops: [
+                { kind: "once", job: 0, hold: 0 },
+                { kind: "idempotent", key: 0, body: 0, lease: 150, hold: 0, fail: false, wait: 0 },
+                { kind: "scheduled", job: 0, time: 0, hold: 0 },
+              ],
+            },
+          ],
+        },
+        {
+          wake: false,
+          rate: 1.00423,
+          callers: [
+            {
+              start: 323,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 50,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+                { kind: "using", key: 0, wait: 602, hold: 0 },
+              ],
+            },
+            {
+              start: 331,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 50,
+                  lease: 150,
+                  hold: 49,
+                  autoExtend: false,
+                  end: "release",
+                },
+                { kind: "idempotent", key: 0, body: 0, lease: 150, hold: 0, fail: false, wait: 50 },
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 50,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  },
 } satisfies Record<string, Regression>;

@@ -139,6 +139,7 @@ export async function runSchedule(
             keyName: (key: number) => `k${key}`,
             active,
             wake: instance.wake,
+            rate: instance.rate,
           };
           void runCaller(ctx, caller.ops).finally(() => {
             running--;
@@ -189,6 +190,7 @@ export async function runSchedule(
       queueIdle: RETRY_DELAY_MAX / 2,
       // Offsets of ±20 ms each; rates within CLOCK_RATE_SPREAD each of virtual time.
       skew: (at) => 40 + 2 * CLOCK_RATE_SPREAD * (at - EPOCH),
+      nodeRates: Array.from({ length: spec.nodes }, (_, n) => spec.nodeRates?.[n] ?? 1),
       nodeHistory: {
         states: net.keyStates,
         ends: net.tokenEnds,

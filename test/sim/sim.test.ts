@@ -11,6 +11,7 @@ import { formatCampaign, formatFailure, runCampaign } from "./campaign";
 import { MUTANTS } from "./mutants";
 import { REGRESSIONS, type Regression } from "./regressions";
 import { runSchedule } from "./run";
+import { EPOCH } from "./runtime/scheduler";
 
 /** Schedules per `npm test`; SIM_SCHEDULES / SIM_SEED override (CI uses the defaults). */
 const SCHEDULES = Number(process.env.SIM_SCHEDULES ?? 2_000);
@@ -112,6 +113,21 @@ describe("deterministic simulation", () => {
     expect(verdict.bugs).toEqual([]);
     const [first = 0, second = Number.NaN] = grantTimes(trace);
     expect(second - (first + 300)).toBeLessThanOrEqual(20);
+  });
+
+  it("a hand-off heard before an older look's refusal on that node still counts (q43)", async () => {
+    const { verdict, trace } = await runSchedule(REGRESSIONS["q43-handoff-before-refusal"].spec, {
+      trace: true,
+    });
+    expect(verdict.bugs).toEqual([]);
+    const grants = (trace ?? [])
+      .filter((l) => l.includes(" grant "))
+      .map((l) => ({ at: Number(l.split(" ")[0]) - EPOCH, id: l.split(" ")[2] ?? "" }));
+    // Instance 2's caller c0 waits from 389 ms (its last call, placed first); instance 1's c1
+    // calls at 782 ms. The waiter is granted, and before c1.
+    const waiter = grants.find((g) => g.id.startsWith("i2/c0#") && g.at > 389);
+    const later = grants.find((g) => g.id.startsWith("i1/c1#") && g.at > 782);
+    expect(waiter?.at).toBeLessThan(later?.at ?? Number.POSITIVE_INFINITY);
   });
 
   it("replays a schedule exactly (same seed, same trace)", async () => {

@@ -198,7 +198,7 @@ export class QueuedWait {
       const pttl = answer.pttl ?? -1;
       this.#marked.set(index, pttl < 0 ? Number.POSITIVE_INFINITY : by.start + pttl);
     } else if (answer.status === "held") {
-      this.#tally.lost(index);
+      this.#tally.lost(index, by.look);
       this.#aheads.set(index, answer.ahead ?? -1);
       const pttl = answer.pttl ?? -1;
       if (pttl >= 0) this.#ends.set(index, by.start + pttl);

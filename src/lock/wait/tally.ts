@@ -71,9 +71,16 @@ export class Tally {
     this.#count(index, { bound: start + span - drift(span, this.driftFactor), look, fence });
   }
 
-  /** Node `index` was seen holding something else (a later look): our token is gone there. */
-  lost(index: number): void {
-    this.#counted.delete(index);
+  /**
+   * Node `index` was seen holding something else by look `look`'s request: our token was not
+   * there when that request ran. That forgets only evidence of earlier looks. A hand-off naming
+   * `look` (or a later one) ran on the node after that request — the request itself registered
+   * the look there — so it is newer than the refusal however the two reach us: the message comes
+   * on the stream, the answer on its request, and either may arrive first.
+   */
+  lost(index: number, look: number): void {
+    const counted = this.#counted.get(index);
+    if (counted !== undefined && counted.look < look) this.#counted.delete(index);
   }
 
   /** A pass numbered `look` was sent: forget everything counted, and count only from it on. */

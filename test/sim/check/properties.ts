@@ -66,6 +66,8 @@ export interface CheckInput {
   readonly queueIdle: number;
   /** Bound on how far two instances' epoch clocks may be apart (places are epoch ms). */
   readonly skew: (at: number) => number;
+  /** Each node's clock rate (its ms per virtual ms; all 1 when not given): see {@link queuedUntil}. */
+  readonly nodeRates?: readonly number[] | undefined;
   /** What the nodes' lock keys held over time (see {@link blockedByNobody}). */
   readonly nodeHistory?: NodeHistory | undefined;
 }
@@ -356,6 +358,33 @@ function fairness(input: CheckInput): Finding[] {
 export const REGISTERED_WITHIN = 50;
 
 /**
+ * The earliest virtual time at which waiter `w` may have left the queue on a majority of nodes
+ * (its grant aside): from then on another caller may be placed on a majority without passing it.
+ *
+ * - Its caller stops at `requested` + wait / c (c: its clock's rate; `performance.now()` runs at
+ *   c) and then sends DISCARD, which removes its record on any node at any time after.
+ * - A node drops its record when the node's clock passes the registration's `p` + `waitMs`
+ *   (`head` in lua.ts; `p` is rounded up, so never sooner than `waitMs` node-ms after the script
+ *   ran). A registration sent at t carries `waitMs` ≥ (W − t)·c, W the caller's stop: at a node of
+ *   rate n, the record lasts until at least t + (W − t)·c / n real ms. Over t in [requested, W]
+ *   that is at least W when c ≥ n, else at least `requested` + wait / n (t = requested: the first
+ *   registration; every later look or pass replaces it with a later deadline).
+ * - Another caller needs a majority without the record: the Q-th earliest of those node bounds.
+ *
+ * So min(W, `requested` + wait / n), n the Q-th fastest node clock. No slack: with every rate 1
+ * it is `requested` + wait, the end seed 20261142's fix used. (Seed 20261143's finding showed the
+ * difference — a client 0.423 % fast stops a 602 ms wait 2.5 ms before `requested` + 602 — though
+ * what broke there was the client's count of its hand-offs, not the check: docs/TESTING.md.)
+ */
+function queuedUntil(input: CheckInput, w: WaitRecord): number {
+  const client = w.requested + w.wait / (w.rate ?? 1);
+  const rates = [...(input.nodeRates ?? [1])].sort((a, b) => b - a);
+  const quorum = Math.floor(rates.length / 2) + 1;
+  const node = w.requested + w.wait / (rates[quorum - 1] ?? 1);
+  return Math.min(client, node);
+}
+
+/**
  * 5c (docs/SAFETY.md §6 "The queue"): a waiter for one key whose registration reached every node
  * is overtaken only by calls placed before it (up to the clock offsets between instances) and by
  * a ticket's lock resumed. Callers that do not queue (a lock on several keys) place only on a key
@@ -367,8 +396,7 @@ function queueOrder(input: CheckInput): Finding[] {
   const { observed } = input;
   for (const w of observed.waits) {
     if (w.end === undefined || w.keys !== undefined) continue;
-    // Its wait ends at `wait` (the nodes drop its record then), whenever its caller hears of it.
-    const end = Math.min(w.end, w.requested + w.wait);
+    const end = Math.min(w.end, queuedUntil(input, w));
     let first = w.requested;
     for (const g of grantsOf(observed, w.key)) {
       if (g.granted <= w.requested || g.granted >= end) continue;

@@ -27,7 +27,10 @@ export interface WaitRecord {
   /** It listens for wake-ups (`wake`, one key): every release serves it in turn. */
   readonly listens: boolean;
   readonly requested: number;
+  /** Its wait, in ms of its instance's clock. */
   readonly wait: number;
+  /** Its instance's clock rate (its ms per virtual ms; 1 when not given). */
+  readonly rate?: number | undefined;
   /** Granted, or given up (the error's name), at `end`. */
   outcome?: string;
   end?: number;
@@ -128,6 +131,8 @@ export interface ActorContext {
   readonly active: Map<string, number>;
   /** This instance's `wake` option. */
   readonly wake: boolean;
+  /** This instance's clock rate (its ms per virtual ms), as the spec gives it. */
+  readonly rate?: number | undefined;
   /** The running operation's caller found its line idle (see `Observations.soloGrants`). */
   readonly solo?: boolean | undefined;
 }
@@ -465,7 +470,15 @@ function waitRecord(
   if (wait <= 0) return undefined;
   const requested = ctx.clock.now();
   const listens = ctx.wake && keys === undefined;
-  const record: WaitRecord = { instance: ctx.instance, key, keys, listens, requested, wait };
+  const record: WaitRecord = {
+    instance: ctx.instance,
+    key,
+    keys,
+    listens,
+    requested,
+    wait,
+    rate: ctx.rate,
+  };
   ctx.observed.waits.push(record);
   return record;
 }
