@@ -6,6 +6,7 @@ import {
   budgetShortfall,
   cleanup,
   isDone,
+  settledFailure,
   tokensRuleOutMajority,
   type unheardFailure,
 } from "./failure";
@@ -150,7 +151,10 @@ export async function acquireLoop(
       // A wrong token on enough nodes is a configuration fault: no retry can fix it.
       const hopeless =
         markerOutlasts(outcomes, waitUntil - now) || tokensRuleOutMajority(core, outcomes);
-      if (now >= waitUntil || hopeless) throw tries.giveUp(refused.error);
+      if (now >= waitUntil || hopeless) {
+        const last = { round, why };
+        throw tries.giveUp(await settledFailure(core, key, last, refused.error, timeoutMs));
+      }
       busyLast = result === "busy" && !outcomes.some(isDone) ? round : undefined;
       if (!(waiter.queues && busyLast !== undefined)) await waiter.pause(refused);
     }

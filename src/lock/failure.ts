@@ -16,6 +16,7 @@ import { bestValidity, freeAfter } from "../quorum";
 import type { LockCore } from "./core";
 import { holdsOf } from "./holds";
 import type { RoundSpec } from "./spec";
+import { unref } from "./timing";
 import type { LastLook, LocalLine } from "./wait/queue";
 
 /** What one more round needs of a budget (see {@link budgetShortfall}). */
@@ -174,6 +175,40 @@ export function failureOf(
     withFix(outcomes, nodes === "" ? summary : `${summary}: ${nodes}`),
     options,
   );
+}
+
+/**
+ * The failure of a look to give up with, once its nodes still pending have answered: a round is
+ * decided as soon as a majority is out of reach, so a node that failed at once beside a holder
+ * decides it before the second holder answers — a `QuorumError` for a key held on a majority of
+ * live nodes. The README promises a busy key never reads as an outage while a majority answers in
+ * time, so a `QuorumError` with nodes pending waits for their answers (at most `timeoutMs`, their
+ * request timeout) and becomes the `LockBusyError` they show, if they do. Other errors, and a
+ * look with no node pending, are returned as they are.
+ *
+ * @example
+ * throw tries.giveUp(await settledFailure(core, key, { round, why }, refused.error, timeoutMs));
+ */
+export async function settledFailure(
+  core: LockCore,
+  key: string,
+  last: { readonly round: Pick<Round<unknown>, "settled">; readonly why?: string | undefined },
+  error: LockError,
+  timeoutMs: number,
+): Promise<LockError> {
+  const pending = error.outcomes.some((o) => o.status === "pending");
+  if (!(error instanceof QuorumError) || !pending || last.why !== undefined) return error;
+  const outcomes = await new Promise<readonly NodeOutcome[] | undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), timeoutMs);
+    unref(timer);
+    void last.round.settled.then((answers) => {
+      clearTimeout(timer);
+      resolve(answers);
+    });
+  });
+  if (outcomes === undefined) return error;
+  const settled = failureOf(core, key, { outcomes, why: undefined }, error.cause);
+  return settled instanceof LockBusyError ? settled : error;
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { LockError, NodeOutcome } from "../../errors";
-import type { NodeAnswer } from "../../quorum";
+import type { NodeAnswer, Round } from "../../quorum";
 import type { QueueRegistration } from "../../scripts";
 import type { LockCore } from "../core";
-import { failureOf, tokensRuleOutMajority } from "../failure";
+import { failureOf, settledFailure, tokensRuleOutMajority } from "../failure";
 import type { ResolvedCall } from "../options";
 import type { Keys, RoundSpec, RoundTerms } from "../spec";
 import type { Handoff } from "./streams";
@@ -80,6 +80,8 @@ export class QueuedWait {
   #looks = 0;
   #woken: (() => void) | undefined;
   #last: readonly NodeOutcome[] = [];
+  /** The last look's round (its `settled` answers, for the failure a give-up reports). */
+  #round: Round<number> | undefined;
   /** Per node: until when a done marker seen there stands (`performance.now()`; no grant before). */
   readonly #marked = new Map<number, number>();
   #terms: RoundTerms | undefined;
@@ -123,7 +125,12 @@ export class QueuedWait {
         const terms = this.#terms as RoundTerms;
         return { ...counting, outcomes: this.#outcomes(counting), terms, looks: this.#looks };
       }
-      if (now >= plan.waitUntil || this.#hopeless()) throw this.#failure();
+      if (now >= plan.waitUntil || this.#hopeless()) {
+        // The last look's failure once its pending nodes answered (a busy key, not an outage).
+        const last = { round: this.#round ?? { settled: Promise.resolve([]) } };
+        const timeoutMs = this.#terms?.timeoutMs ?? 0;
+        throw await settledFailure(core, plan.key, last, this.#failure(), timeoutMs);
+      }
       const holding = this.#tally.holding(now).length > 0;
       partialSince = holding ? (partialSince ?? now) : undefined;
       const patience = this.#patience();
@@ -174,6 +181,7 @@ export class QueuedWait {
       this.#answered(index, a, { look, start, ttl: terms.ttl }),
     );
     this.#last = round.outcomes;
+    this.#round = round;
     plan.seen(round.outcomes);
     const { outcomes } = round;
     const durationMs = performance.now() - start;
