@@ -3,8 +3,8 @@
  * stops"; README: a busy key is a `LockBusyError` — Hono 409, never a 503 while a majority
  * answers in time). A node that fails at once decides a round before the second holder answers;
  * the caller that gives up waits for that answer (one request timeout at most) and reports the
- * key busy. Found by an outside review (2026-11-28): `QuorumError` 6 of 6 with `wait`, 2–4 of 10
- * without, 503s from `lock()`. Every surface that promises it: `acquire` with and without `wait`
+ * key busy (without that wait: `QuorumError` 6 of 6 with `wait`, 2–4 of 10 without, 503s from
+ * `lock()`). Every surface that promises it: `acquire` with and without `wait`
  * (the queue's give-up and the first look's), `tryAcquire`, `using`, Hono `lock()`, Lambda
  * `withLock`, and a node killed rather than failing.
  */
