@@ -152,8 +152,8 @@ export async function acquireLoop(
       const hopeless =
         markerOutlasts(outcomes, waitUntil - now) || tokensRuleOutMajority(core, outcomes);
       if (now >= waitUntil || hopeless) {
-        const last = { round, why };
-        throw tries.giveUp(await settledFailure(core, key, last, refused.error, timeoutMs));
+        const last = { round, why, timeoutMs };
+        throw tries.giveUp(await settledFailure(core, key, last, refused.error));
       }
       busyLast = result === "busy" && !outcomes.some(isDone) ? round : undefined;
       if (!(waiter.queues && busyLast !== undefined)) await waiter.pause(refused);

@@ -182,24 +182,28 @@ export function failureOf(
  * decided as soon as a majority is out of reach, so a node that failed at once beside a holder
  * decides it before the second holder answers — a `QuorumError` for a key held on a majority of
  * live nodes. The README promises a busy key never reads as an outage while a majority answers in
- * time, so a `QuorumError` with nodes pending waits for their answers (at most `timeoutMs`, their
- * request timeout) and becomes the `LockBusyError` they show, if they do. Other errors, and a
+ * time, so a `QuorumError` with nodes pending waits for their answers (at most `last.timeoutMs`,
+ * their request timeout) and becomes the `LockBusyError` they show, if they do. Other errors, and a
  * look with no node pending, are returned as they are.
  *
  * @example
- * throw tries.giveUp(await settledFailure(core, key, { round, why }, refused.error, timeoutMs));
+ * throw tries.giveUp(await settledFailure(core, key, { round, why, timeoutMs }, refused.error));
  */
 export async function settledFailure(
   core: LockCore,
   key: string,
-  last: { readonly round: Pick<Round<unknown>, "settled">; readonly why?: string | undefined },
+  last: {
+    readonly round: Pick<Round<unknown>, "settled">;
+    readonly why?: string | undefined;
+    /** The round's request timeout: no answer comes later. */
+    readonly timeoutMs: number;
+  },
   error: LockError,
-  timeoutMs: number,
 ): Promise<LockError> {
   const pending = error.outcomes.some((o) => o.status === "pending");
   if (!(error instanceof QuorumError) || !pending || last.why !== undefined) return error;
   const outcomes = await new Promise<readonly NodeOutcome[] | undefined>((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), timeoutMs);
+    const timer = setTimeout(() => resolve(undefined), last.timeoutMs);
     unref(timer);
     void last.round.settled.then((answers) => {
       clearTimeout(timer);

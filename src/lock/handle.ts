@@ -19,7 +19,7 @@ import { completeRounds, type Ending } from "./complete";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import type { Grant } from "./grant";
-import { lateFor } from "./holds";
+import { lateFor, mayHold } from "./holds";
 import { Life, type Phase } from "./life";
 import { checkLease, checkReach } from "./options";
 import { unref } from "./timing";
@@ -532,6 +532,11 @@ export class LockHandle implements Lock {
     // A queued call's grant, or one whose round may still place its token somewhere, is
     // released to the nodes: its tombstone goes with the release (docs/SAFETY.md §2, L3).
     const { closes, unheard } = this.#grant;
+    if (closes === undefined && line !== undefined && holds.some((h) => typeof h === "object")) {
+      // A caller of this instance may take the key over in the same requests, which needs every
+      // node of our round heard (L3): wait for those still on their way, as the release would.
+      await Promise.all(holds.map((h) => mayHold(h, timeoutMs)));
+    }
     const late = holds.some((_, i) => lateFor(unheard, holds, i));
     const offer = closes === undefined && !late ? line?.takeOffer() : undefined;
     const next = offer?.next();

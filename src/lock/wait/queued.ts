@@ -127,9 +127,9 @@ export class QueuedWait {
       }
       if (now >= plan.waitUntil || this.#hopeless()) {
         // The last look's failure once its pending nodes answered (a busy key, not an outage).
-        const last = { round: this.#round ?? { settled: Promise.resolve([]) } };
-        const timeoutMs = this.#terms?.timeoutMs ?? 0;
-        throw await settledFailure(core, plan.key, last, this.#failure(), timeoutMs);
+        const round = this.#round ?? { settled: Promise.resolve([]) };
+        const last = { round, timeoutMs: this.#terms?.timeoutMs ?? 0 };
+        throw await settledFailure(core, plan.key, last, this.#failure());
       }
       const holding = this.#tally.holding(now).length > 0;
       partialSince = holding ? (partialSince ?? now) : undefined;
