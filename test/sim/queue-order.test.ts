@@ -87,3 +87,81 @@ describe("queue-order: how long a waiter counts as queued", () => {
     expect(verdict(end + 0.1, 0.996, [1.002, 1.002, 1.002])).toEqual([]);
   });
 });
+
+/**
+ * A waiter second in its instance's line (behind a caller of the same instance called before it)
+ * neither looks nor registers until that caller leaves the line: seed 20261181, where the caller
+ * ahead was aborted at the end of its wait and a `wait: 0` caller of another instance took the
+ * free key 2 ms later, before the waiter's first look (P1 allows it: no live waiter was recorded).
+ */
+describe("queue-order: a waiter behind a caller of its instance that gave up", () => {
+  const W = 270;
+  /** Waiter of instance 0 at T0; `ahead` of instance `aheadOf` called at `aheadAt`, ended at `aheadEnd`. */
+  function behind(opts: { aheadAt: number; aheadEnd: number; aheadOf?: number; granted: number }) {
+    const grant: GrantRecord = {
+      id: "i1/c0#0",
+      source: "main",
+      key: "k0",
+      requested: opts.granted,
+      granted: opts.granted,
+      validEnd: opts.granted + 100,
+      fence: undefined,
+      extended: 0,
+      extendFailed: 0,
+    };
+    const observed: Observations = {
+      grants: [grant],
+      owner: new Map([[grant.id, 1]]),
+      waits: [
+        {
+          ...{ instance: opts.aheadOf ?? 0, key: "k0", listens: false, requested: opts.aheadAt },
+          ...{ wait: opts.aheadEnd - opts.aheadAt, outcome: "SimAbort", end: opts.aheadEnd },
+        },
+        {
+          ...{ instance: 0, key: "k0", listens: false, requested: T0, wait: W },
+          ...{ outcome: "LockBusyError", end: T0 + W },
+        },
+      ],
+      jobs: [],
+      idempotentRuns: [],
+      idempotentAnswers: [],
+      problems: [],
+      soloGrants: new Set(),
+      resumes: new Set(),
+    };
+    const result = checkSchedule({
+      observed,
+      resource: {},
+      wipes: [],
+      remaining: [],
+      faultFree: true,
+      livenessSlack: 10_000,
+      queueIdle: 100,
+      skew: () => 0,
+    });
+    return result.bugs.map((b) => b.property);
+  }
+
+  it("is first, and registered, only a while after the caller ahead stopped (seed 20261181)", () => {
+    // The caller ahead (called 5 ms before) aborted at T0 + 264; a caller placed after the
+    // waiter took the key at T0 + 269, before the waiter's registration could reach the nodes.
+    expect(behind({ aheadAt: T0 - 5, aheadEnd: T0 + 264, granted: T0 + 269 })).toEqual([]);
+  });
+
+  it("still counts an overtaking once it had time to register after the caller ahead stopped", () => {
+    expect(behind({ aheadAt: T0 - 5, aheadEnd: T0 + 100, granted: T0 + 200 })).toEqual([
+      "queue-order",
+    ]);
+  });
+
+  it("ignores a caller called after it, or of another instance, that stopped", () => {
+    expect(behind({ aheadAt: T0 + 1, aheadEnd: T0 + 264, granted: T0 + 269 })).toEqual([
+      "queue-order",
+    ]);
+    // Called in the same ms: the line's order of a tie is not observed; the check flags.
+    expect(behind({ aheadAt: T0, aheadEnd: T0 + 264, granted: T0 + 269 })).toEqual(["queue-order"]);
+    expect(behind({ aheadAt: T0 - 5, aheadEnd: T0 + 264, aheadOf: 2, granted: T0 + 269 })).toEqual([
+      "queue-order",
+    ]);
+  });
+});

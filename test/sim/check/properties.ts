@@ -385,11 +385,35 @@ function queuedUntil(input: CheckInput, w: WaitRecord): number {
 }
 
 /**
+ * The latest time before `end` at which a caller ahead of waiter `w` in its instance's line for
+ * the key (same instance and key, called before it) stopped waiting without a grant — gave up or
+ * was aborted — or 0. Only the line's first caller looks at the nodes and registers there
+ * (docs/SAFETY.md §6 "The local line"): `w` may become first, and register, only then, as after a
+ * grant of its instance (whose release moves `first` in {@link queueOrder}). A lower bound on that
+ * moment (another caller ahead may still have waited), so no overtaking is excused that the
+ * property would otherwise catch once `w` is first. (Seed 20261181: a waiter placed at 5 ms was
+ * second behind its instance's caller of 0 ms, which was aborted at 269 and DISCARDed; the
+ * waiter's first look, at 271, had no record on any node yet, and a `wait: 0` caller of another
+ * instance placed on the free key at 271–273 as P1 allows. Without this the property dated the
+ * waiter's registration from 5 ms.) Ties of the call time are left out: the line orders a tie by
+ * joining, which the observations do not tell, and leaving them out only flags more.
+ */
+function aheadGaveUp(observed: Observations, w: WaitRecord, end: number): number {
+  let latest = 0;
+  for (const o of observed.waits) {
+    if (o === w || o.instance !== w.instance || o.key !== w.key || o.keys !== undefined) continue;
+    if (o.requested >= w.requested || o.outcome === "granted" || o.end === undefined) continue;
+    if (o.end < end) latest = Math.max(latest, o.end);
+  }
+  return latest;
+}
+
+/**
  * 5c (docs/SAFETY.md §6 "The queue"): a waiter for one key whose registration reached every node
  * is overtaken only by calls placed before it (up to the clock offsets between instances) and by
  * a ticket's lock resumed. Callers that do not queue (a lock on several keys) place only on a key
  * free of live waiters placed before them, and hand-overs serve those waiters first: no exception. A waiter of a line becomes first in it, and
- * registers, when the caller before it of its instance is granted.
+ * registers, when the caller before it of its instance is granted, gives up or is aborted.
  */
 function queueOrder(input: CheckInput): Finding[] {
   const found: Finding[] = [];
@@ -397,7 +421,7 @@ function queueOrder(input: CheckInput): Finding[] {
   for (const w of observed.waits) {
     if (w.end === undefined || w.keys !== undefined) continue;
     const end = Math.min(w.end, queuedUntil(input, w));
-    let first = w.requested;
+    let first = Math.max(w.requested, aheadGaveUp(observed, w, end));
     for (const g of grantsOf(observed, w.key)) {
       if (g.granted <= w.requested || g.granted >= end) continue;
       const owner = observed.owner.get(g.id) ?? -1;
