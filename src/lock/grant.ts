@@ -48,9 +48,9 @@ export interface Grant {
   /**
    * An acquire or hand-over round's grant: where a request of its round may still run (it failed
    * on the client, or has not answered), its release writes the token's tombstone for the
-   * round's TTL, so that request places nothing after the release (docs/SAFETY.md §2, L3), and
-   * it is then released to the nodes, never handed over. A round every node answered pays
-   * nothing.
+   * round's TTL, so that request places nothing after the release (docs/SAFETY.md §2, L3); one
+   * whose request already failed somewhere is released to the nodes, never handed over. A round
+   * every node answered pays nothing.
    */
   readonly unheard?: Unheard;
 }

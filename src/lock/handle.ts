@@ -19,7 +19,7 @@ import { completeRounds, type Ending } from "./complete";
 import type { LockCore } from "./core";
 import { budgetShortfall } from "./failure";
 import type { Grant } from "./grant";
-import { lateFor, mayHold } from "./holds";
+
 import { Life, type Phase } from "./life";
 import { checkLease, checkReach } from "./options";
 import { unref } from "./timing";
@@ -529,15 +529,13 @@ export class LockHandle implements Lock {
     // the same requests. Otherwise it asks on its own once woken (on each node after our release
     // there answered).
     const line = core.lines.peek(core.lineKey(keys));
-    // A queued call's grant, or one whose round may still place its token somewhere, is
-    // released to the nodes: its tombstone goes with the release (docs/SAFETY.md §2, L3).
+    // A queued call's grant, or one whose round's request failed somewhere (it may still land),
+    // is released to the nodes: its tombstone goes with the release (docs/SAFETY.md §2, L3). A
+    // node still pending is not waited for here (the release must start now: our acquires wait
+    // for it, `ReleaseOrder`): a hand-over goes to it once its acquire answered (`mayHold`), and
+    // only one that then times out gets no tombstone (L3 for grants, "Hand-over").
     const { closes, unheard } = this.#grant;
-    if (closes === undefined && line !== undefined && holds.some((h) => typeof h === "object")) {
-      // A caller of this instance may take the key over in the same requests, which needs every
-      // node of our round heard (L3): wait for those still on their way, as the release would.
-      await Promise.all(holds.map((h) => mayHold(h, timeoutMs)));
-    }
-    const late = holds.some((_, i) => lateFor(unheard, holds, i));
+    const late = (unheard?.failed.size ?? 0) > 0;
     const offer = closes === undefined && !late ? line?.takeOffer() : undefined;
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;

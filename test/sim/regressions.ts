@@ -924,10 +924,7 @@ export const REGRESSIONS = {
    * (753 ms and 1.4 s on their way) on nodes the release reaches first; with the release writing
    * no tombstone, the late ACQUIREs place their tokens for 10 s on three of five nodes after the
    * releases ran there: the key is held by nobody for 8.6 s (blocked-by-nobody). With the
-   * tombstone the late ACQUIREs are refused. Kept as a schedule that must pass; since a release
-   * waits for its round's pending nodes before handing over to a caller of its own instance, its
-   * timings no longer reach the interleaving with the tombstone undone, so the mutant is checked
-   * by `r1-late-acquire-after-release`.
+   * tombstone the late ACQUIREs are refused.
    */
   "r43-late-acquire-after-release": {
     spec: {
@@ -990,6 +987,8 @@ export const REGRESSIONS = {
         { wake: false, rate: 1, callers: [{ start: 0, ops: [{ kind: "once", job: 0, hold: 0 }] }] },
       ],
     } as ScheduleSpec,
+    mutant: "r43-release-without-tombstone",
+    finds: "blocked-by-nobody",
   },
   /**
    * The queue's head froze with its streams open (docs/SAFETY.md §6 "Progress"): instance 1's
