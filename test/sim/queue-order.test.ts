@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { GrantRecord } from "../safety/harness/history";
 import { checkSchedule, REGISTERED_WITHIN } from "./check/properties";
 import { runSchedule } from "./run";
-import type { Observations } from "./workload/actor";
+import type { Observations, WaitRecord } from "./workload/actor";
 import type { ScheduleSpec } from "./workload/spec";
 
 const T0 = 1_000_000;
@@ -38,6 +38,7 @@ function verdict(
   rate: number,
   nodeRates?: readonly number[],
   before: readonly GrantRecord[] = [],
+  ahead: readonly WaitRecord[] = [],
 ) {
   const grant = grantOf("i1/c0#9", T0 + 300, granted, granted + 100);
   const grants = [...before, grant];
@@ -45,6 +46,7 @@ function verdict(
     grants,
     owner: new Map(grants.map((g) => [g.id, Number(g.id.slice(1, g.id.indexOf("/")))])),
     waits: [
+      ...ahead,
       {
         ...{ instance: 0, key: "k0", listens: false, requested: T0, wait: WAIT, rate },
         ...{ outcome: "LockBusyError", end: T0 + WAIT + 5 },
@@ -122,6 +124,15 @@ describe("queue-order: a waiter behind a holder of its own instance", () => {
     expect(verdict(T0 + 100, 1, undefined, [gone])).toEqual(["queue-order"]);
   });
 
+  it("counts as first in its line only once an earlier waiter of its instance gave up", () => {
+    // The unshrunk schedule again: a waiter ahead of it in its instance's line (not granted) kept
+    // it off the nodes until that waiter's give-up.
+    const base = verdict(T0 + 400 + REGISTERED_WITHIN, 1);
+    expect(base).toEqual(["queue-order"]);
+    expect(verdictBehindWaiter(T0 + 400 + REGISTERED_WITHIN)).toEqual([]);
+    expect(verdictBehindWaiter(T0 + 401 + REGISTERED_WITHIN)).toEqual(["queue-order"]);
+  });
+
   it("the shrunk schedule of seed 20261180: the overtaker placed before the waiter's first look", async () => {
     // Instance 1's `using` holds k0 from +100 to +156; its `multi` [0] (wait 52) calls at +115,
     // looks at +162 (waitMs 5); instance 0's `multi` [0] (wait 0) placed on n2 at +159 and on n0
@@ -132,6 +143,21 @@ describe("queue-order: a waiter behind a holder of its own instance", () => {
     expect(grants).toEqual(["i1/c2#0", "i1/c1#1", "i0/c0#2", "i1/c2#3"]);
   });
 });
+
+/** The waiter with an earlier waiter of its instance on k0 ahead of it that gave up at +400. */
+const verdictBehindWaiter = (granted: number) =>
+  verdict(
+    granted,
+    1,
+    undefined,
+    [],
+    [
+      {
+        ...{ instance: 0, key: "k0", listens: false, requested: T0 - 10, wait: 410, rate: 1 },
+        ...{ outcome: "LockBusyError", end: T0 + 400 },
+      },
+    ],
+  );
 
 /** Seed 20261180, schedule 2831, as shrunk by the campaign (docs/TESTING.md). */
 const SEED_20261180: ScheduleSpec = {

@@ -400,7 +400,20 @@ function queueOrder(input: CheckInput): Finding[] {
   for (const w of observed.waits) {
     if (w.end === undefined || w.keys !== undefined) continue;
     const end = Math.min(w.end, queuedUntil(input, w));
-    let first = w.requested;
+    // Behind an earlier waiter of its instance that gave up (seed 20261180's schedule 2831 once
+    // more): it is first in its line from that give-up on (a granted one: its release, below).
+    let first = observed.waits.reduce(
+      (at, o) =>
+        o.instance === w.instance &&
+        o.keys === undefined &&
+        o.key === w.key &&
+        o.requested < w.requested &&
+        o.outcome !== "granted" &&
+        (o.end ?? 0) > at
+          ? (o.end ?? at)
+          : at,
+      w.requested,
+    );
     for (const g of grantsOf(observed, w.key)) {
       if (g.granted >= end) continue;
       const owner = observed.owner.get(g.id) ?? -1;
