@@ -412,8 +412,11 @@ function aheadGaveUp(observed: Observations, w: WaitRecord, end: number): number
  * 5c (docs/SAFETY.md §6 "The queue"): a waiter for one key whose registration reached every node
  * is overtaken only by calls placed before it (up to the clock offsets between instances) and by
  * a ticket's lock resumed. Callers that do not queue (a lock on several keys) place only on a key
- * free of live waiters placed before them, and hand-overs serve those waiters first: no exception. A waiter of a line becomes first in it, and
- * registers, when the caller before it of its instance is granted, gives up or is aborted.
+ * free of live waiters placed before them, and hand-overs serve those waiters first: no exception.
+ * A waiter of a line becomes first in it, and registers, when the caller before it of its
+ * instance gives up, is aborted, or is granted and that holder releases (or its lease ends) —
+ * whether that holder was granted before the waiter's call or after it: until then the waiter
+ * has no record on any node, and the nodes place a caller that does not queue on a free key (P1).
  */
 function queueOrder(input: CheckInput): Finding[] {
   const found: Finding[] = [];
@@ -423,13 +426,16 @@ function queueOrder(input: CheckInput): Finding[] {
     const end = Math.min(w.end, queuedUntil(input, w));
     let first = Math.max(w.requested, aheadGaveUp(observed, w, end));
     for (const g of grantsOf(observed, w.key)) {
-      if (g.granted <= w.requested || g.granted >= end) continue;
+      if (g.granted >= end) continue;
       const owner = observed.owner.get(g.id) ?? -1;
       if (owner === w.instance) {
-        // The line's holder asks the nodes for the next only when it releases (or expires).
+        // The line's holder asks the nodes for the next only when it releases (or expires):
+        // also a holder granted before the waiter's call and still holding at it, which the
+        // waiter queues behind in its instance without a record on any node (seed 20261180).
         first = Math.max(first, g.releaseStart ?? intervalEnd(g));
         continue;
       }
+      if (g.granted <= w.requested) continue;
       // A resume takes a ticket's lock over: no caller placed after the waiter.
       if (observed.resumes?.has(g.id)) continue;
       if (g.granted <= first + REGISTERED_WITHIN) continue;
