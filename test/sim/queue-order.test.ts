@@ -29,29 +29,16 @@ const grantOf = (id: string, requested: number, granted: number, end: number): G
   extendFailed: 0,
 });
 
-/**
- * A waiter of instance 0 (clock rate `rate`) and a grant of instance 1 placed after it; `before`:
- * grants made before (a holder of the waiter's own instance, say).
- */
-function verdict(
-  granted: number,
-  rate: number,
-  nodeRates?: readonly number[],
-  before: readonly GrantRecord[] = [],
-  ahead: readonly WaitRecord[] = [],
-) {
-  const grant = grantOf("i1/c0#9", T0 + 300, granted, granted + 100);
-  const grants = [...before, grant];
+/** The properties `checkSchedule` reports for fault-free observations of these grants and waits. */
+function propertiesOf(
+  grants: readonly GrantRecord[],
+  waits: readonly WaitRecord[],
+  options: { skew: number; nodeRates?: readonly number[] | undefined },
+): string[] {
   const observed: Observations = {
-    grants,
+    grants: [...grants],
     owner: new Map(grants.map((g) => [g.id, Number(g.id.slice(1, g.id.indexOf("/")))])),
-    waits: [
-      ...ahead,
-      {
-        ...{ instance: 0, key: "k0", listens: false, requested: T0, wait: WAIT, rate },
-        ...{ outcome: "LockBusyError", end: T0 + WAIT + 5 },
-      },
-    ],
+    waits: [...waits],
     jobs: [],
     idempotentRuns: [],
     idempotentAnswers: [],
@@ -67,10 +54,29 @@ function verdict(
     faultFree: true,
     livenessSlack: 10_000,
     queueIdle: 100,
-    skew: () => 40,
-    nodeRates,
+    skew: () => options.skew,
+    nodeRates: options.nodeRates,
   });
   return result.bugs.map((b) => b.property);
+}
+
+/**
+ * A waiter of instance 0 (clock rate `rate`) and a grant of instance 1 placed after it; `before`:
+ * grants made before (a holder of the waiter's own instance, say).
+ */
+function verdict(
+  granted: number,
+  rate: number,
+  nodeRates?: readonly number[],
+  before: readonly GrantRecord[] = [],
+  ahead: readonly WaitRecord[] = [],
+) {
+  const grant = grantOf("i1/c0#9", T0 + 300, granted, granted + 100);
+  const waiter: WaitRecord = {
+    ...{ instance: 0, key: "k0", listens: false, requested: T0, wait: WAIT, rate },
+    ...{ outcome: "LockBusyError", end: T0 + WAIT + 5 },
+  };
+  return propertiesOf([...before, grant], [...ahead, waiter], { skew: 40, nodeRates });
 }
 
 describe("queue-order: how long a waiter counts as queued", () => {
@@ -116,48 +122,16 @@ describe("queue-order: a waiter behind a caller of its instance that gave up", (
   const W = 270;
   /** Waiter of instance 0 at T0; `ahead` of instance `aheadOf` called at `aheadAt`, ended at `aheadEnd`. */
   function behind(opts: { aheadAt: number; aheadEnd: number; aheadOf?: number; granted: number }) {
-    const grant: GrantRecord = {
-      id: "i1/c0#0",
-      source: "main",
-      key: "k0",
-      requested: opts.granted,
-      granted: opts.granted,
-      validEnd: opts.granted + 100,
-      fence: undefined,
-      extended: 0,
-      extendFailed: 0,
+    const grant = grantOf("i1/c0#0", opts.granted, opts.granted, opts.granted + 100);
+    const ahead: WaitRecord = {
+      ...{ instance: opts.aheadOf ?? 0, key: "k0", listens: false, requested: opts.aheadAt },
+      ...{ wait: opts.aheadEnd - opts.aheadAt, outcome: "SimAbort", end: opts.aheadEnd },
     };
-    const observed: Observations = {
-      grants: [grant],
-      owner: new Map([[grant.id, 1]]),
-      waits: [
-        {
-          ...{ instance: opts.aheadOf ?? 0, key: "k0", listens: false, requested: opts.aheadAt },
-          ...{ wait: opts.aheadEnd - opts.aheadAt, outcome: "SimAbort", end: opts.aheadEnd },
-        },
-        {
-          ...{ instance: 0, key: "k0", listens: false, requested: T0, wait: W },
-          ...{ outcome: "LockBusyError", end: T0 + W },
-        },
-      ],
-      jobs: [],
-      idempotentRuns: [],
-      idempotentAnswers: [],
-      problems: [],
-      soloGrants: new Set(),
-      resumes: new Set(),
+    const waiter: WaitRecord = {
+      ...{ instance: 0, key: "k0", listens: false, requested: T0, wait: W },
+      ...{ outcome: "LockBusyError", end: T0 + W },
     };
-    const result = checkSchedule({
-      observed,
-      resource: {},
-      wipes: [],
-      remaining: [],
-      faultFree: true,
-      livenessSlack: 10_000,
-      queueIdle: 100,
-      skew: () => 0,
-    });
-    return result.bugs.map((b) => b.property);
+    return propertiesOf([grant], [ahead, waiter], { skew: 0 });
   }
 
   it("is first, and registered, only a while after the caller ahead stopped (seed 20261181)", () => {
