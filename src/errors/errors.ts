@@ -196,6 +196,7 @@ export class ConfigurationError extends LockError {
 const NAMES = new Set([
   "LockError",
   "LockBusyError",
+  "SemaphoreBusyError",
   "QuorumError",
   "LockLostError",
   "LockEndedError",
@@ -228,9 +229,9 @@ export function isLockError(value: unknown): value is LockError {
     typeof (value as { message?: unknown }).message === "string"
   );
 }
-/** True for a {@link LockBusyError} (by name). */
+/** True for a {@link LockBusyError} (by name), a semaphore's `SemaphoreBusyError` included. */
 export const isLockBusyError = (value: unknown): value is LockBusyError =>
-  hasName(value, "LockBusyError");
+  hasName(value, "LockBusyError") || hasName(value, "SemaphoreBusyError");
 /** True for a {@link QuorumError} (by name). */
 export const isQuorumError = (value: unknown): value is QuorumError =>
   hasName(value, "QuorumError");

@@ -34,3 +34,8 @@ export {
   QuorumError,
 } from "./errors";
 export * from "./friends";
+export {
+  isSemaphoreBusyError,
+  SemaphoreBusyError,
+  type SemaphoreBusyErrorOptions,
+} from "./semaphore";

@@ -1,6 +1,9 @@
 import type { NodeOutcome } from "../errors";
+import type { Round } from "../quorum";
+import type { CasReply } from "../scripts";
 import type { Keys } from "./core";
 import type { Holds, Unheard } from "./holds";
+import type { GrantSpec } from "./spec";
 import type { LocalHold } from "./wait/queue";
 
 /**
@@ -53,4 +56,10 @@ export interface Grant {
    * every node answered pays nothing.
    */
   readonly unheard?: Unheard;
+  /**
+   * A grant that another room ends with its own round instead of RELEASE on `keys`: a
+   * semaphore's permit, released by RELEASE_SLOTS over every slot with its call's tombstone
+   * (docs/SAFETY.md §4c). Never handed over to a caller of this instance.
+   */
+  readonly release?: (spec: GrantSpec) => Promise<Round<CasReply>>;
 }

@@ -534,12 +534,15 @@ export class LockHandle implements Lock {
     // node still pending is not waited for here (the release must start now: our acquires wait
     // for it, `ReleaseOrder`): a hand-over goes to it once its acquire answered (`mayHold`), and
     // only one that then times out gets no tombstone (L3 for grants, "Hand-over").
-    const { closes, unheard } = this.#grant;
+    const { closes, unheard, release } = this.#grant;
     const late = (unheard?.failed.size ?? 0) > 0;
-    const offer = closes === undefined && !late ? line?.takeOffer() : undefined;
+    const alone = closes === undefined && !late && release === undefined;
+    const offer = alone ? line?.takeOffer() : undefined;
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;
-    if (offer !== undefined && next !== undefined) {
+    if (release !== undefined) {
+      releasing = release({ keys, token, timeoutMs, budget: this.#budget });
+    } else if (offer !== undefined && next !== undefined) {
       const handover = handoverRound(core, { keys, token, holds, budget: this.#budget }, next);
       offer.accept(handover.acquire);
       // Resolve once the next holder's round is decided too: on Workers, what this request

@@ -13,6 +13,7 @@ export * from "./friends";
 export { type LockKey, MAX_KEYS } from "./keyset";
 export { createLocks } from "./locks";
 export { DEFAULTS } from "./options";
+export * from "./slot-friends";
 export type {
   AcquireOptions,
   ExtendResult,

@@ -2,8 +2,8 @@
  * The Lua scripts (acquire, extend, release, fence raise, inspect, force release, complete,
  * handover, leave, pass, record, resume, discard), their SHA-1 literals, argument builders and reply
  * checks, the key triples they take, and the one EVALSHA → NOSCRIPT → EVAL path. The semaphore's
- * scripts (`./semaphore`) are imported from their own module, so a lock-only bundle never has
- * them; its key names are here.
+ * scripts live in their own modules (`./semaphore`): a lock-only bundle drops them, as no code it
+ * keeps refers to them (`test/size.test.ts` asserts it).
  *
  * @module
  */
@@ -44,3 +44,16 @@ export {
   SCRIPTS,
   type Script,
 } from "./scripts";
+export {
+  DISCARD_SLOTS,
+  RELEASE_SLOTS,
+  SEM_ACQUIRE,
+  SEM_INSPECT,
+  SEM_PASS,
+  SEMAPHORE_SCRIPTS,
+  type SemAcquireArgs,
+  type SemAcquireReply,
+  type SemPassArgs,
+  type SemPassReply,
+  type SlotsEndArgs,
+} from "./semaphore";

@@ -24,7 +24,7 @@ const ROOMS: Readonly<Record<string, readonly string[]>> = {
   scripts: ["budget", "errors", "node"],
   memory: ["errors", "node", "scripts"],
   lock: ["budget", "errors", "node", "quorum", "scripts"],
-  semaphore: [],
+  semaphore: ["budget", "errors", "lock", "quorum", "scripts"],
   dedupe: ["budget", "errors", "lock"],
   idempotency: ["budget", "errors", "lock", "quorum"],
   adapters: ["budget", "dedupe", "errors", "idempotency", "lock", "node"],

@@ -1,0 +1,202 @@
+import {
+  ConfigurationError,
+  checkKnown,
+  isLockBusyError,
+  isPlainObject,
+  type NodeOutcome,
+} from "../errors";
+import {
+  type AcquireOptions,
+  checkKey,
+  coreOf,
+  isLocks,
+  type LockCore,
+  LockHandle,
+  type Locks,
+  resolveCall,
+} from "../lock";
+import { PERMIT_INFIX, PERMITS_SUFFIX, semaphoreKeys } from "../scripts";
+import { acquirePermit } from "./acquire";
+import { type Permit, PermitHandle } from "./permit";
+import { inspectRound, type SlotsPlan } from "./rounds";
+
+/** The most permits one semaphore takes: each request carries every slot's keys. */
+export const MAX_PERMITS = 64;
+
+/** Options of {@link semaphore}. */
+export interface SemaphoreOptions {
+  /** How many holders at once: an integer from 1 to {@link MAX_PERMITS}. Required. */
+  readonly permits: number;
+}
+
+/** What {@link Semaphore.inspect} read on the nodes. */
+export interface SemaphoreInspection {
+  readonly key: string;
+  readonly permits: number;
+  /** Slots held on a majority of nodes now. */
+  readonly held: number;
+  /** `permits − held` (never below 0). */
+  readonly free: number;
+  /** Ms until one permit is free at most if nobody extends (0: one is free now). */
+  readonly retryAfter: number;
+  /** Per slot: held on a majority, and until when at most (its majority's PTTL; -1 none). */
+  readonly slots: readonly { slot: number; held: boolean; retryAfter: number }[];
+  /** Every node's outcome. */
+  readonly nodes: readonly NodeOutcome[];
+}
+
+/**
+ * A counting semaphore on the manager's nodes (see {@link semaphore}): at most `permits` holders
+ * at once, each permit a lock on one of `permits` slots (docs/SAFETY.md §4c).
+ */
+export interface Semaphore {
+  readonly key: string;
+  readonly permits: number;
+  /**
+   * Take one permit, waiting up to `wait` ms (default: the manager's `wait`) while all are held.
+   *
+   * @throws {SemaphoreBusyError} every permit stayed held (an `isLockBusyError` too)
+   * @throws {QuorumError} | {BudgetExhaustedError} | {ConfigurationError} as `locks.acquire`
+   */
+  acquire(options?: AcquireOptions): Promise<Permit>;
+  /** One look, no wait: a permit, or `null` when all are held. */
+  tryAcquire(options?: Omit<AcquireOptions, "wait">): Promise<Permit | null>;
+  /**
+   * Run `fn` holding a permit (auto-extended; waits 5,000 ms by default), release it after.
+   * `fn`'s own error is never masked.
+   */
+  using<T>(fn: (permit: Permit) => Promise<T> | T, options?: AcquireOptions): Promise<T>;
+  /** Read every slot on every node (no permit taken). */
+  inspect(): Promise<SemaphoreInspection>;
+}
+
+const OPTIONS: ReadonlySet<string> = new Set(["permits"]);
+const RESERVED = new RegExp(`(${PERMITS_SUFFIX}|${PERMIT_INFIX}\\d+)$`);
+
+/**
+ * A semaphore named `key` with `permits` permits on `locks`' nodes: "at most N at once" across
+ * every invocation (calls to a rate-limited API, connections, heavy jobs). It sends nothing until
+ * used, and holds no state: create it where you use it. Instances configured with different
+ * `permits` for one key (during a deploy) share slots: at most the larger count hold at once.
+ *
+ * @throws {ConfigurationError} `locks` not a manager, `key` not a valid key (or a name the
+ *   semaphore's own keys use), `permits` not an integer from 1 to 64, an unknown option
+ * @example
+ * const llm = semaphore(locks, "llm-calls", { permits: 3 });
+ * await llm.using((permit) => callTheModel({ signal: permit.signal }), { wait: 10_000 });
+ */
+export function semaphore(locks: Locks, key: string, options: SemaphoreOptions): Semaphore {
+  const core = isLocks(locks) ? coreOf(locks) : undefined;
+  if (core === undefined) {
+    throw new ConfigurationError("locks", "expected the manager from createLocks()");
+  }
+  checkKey(key, core.options.fencing);
+  if (RESERVED.test(key)) {
+    throw new ConfigurationError(
+      "key",
+      `must not end with "${PERMITS_SUFFIX}" or "${PERMIT_INFIX}<n>" (the names of a semaphore's own keys)`,
+    );
+  }
+  checkKnown(options, OPTIONS, "semaphore() (it takes permits)");
+  const { permits } = options;
+  if (!Number.isSafeInteger(permits) || permits < 1 || permits > MAX_PERMITS) {
+    throw new ConfigurationError(
+      "permits",
+      `expected an integer from 1 to ${MAX_PERMITS}, got ${String(permits)}`,
+    );
+  }
+  return new SlotsSemaphore(core, key, permits);
+}
+
+/** See {@link semaphore}. */
+class SlotsSemaphore implements Semaphore {
+  readonly #core: LockCore;
+
+  constructor(
+    core: LockCore,
+    readonly key: string,
+    readonly permits: number,
+  ) {
+    this.#core = core;
+  }
+
+  async acquire(options?: AcquireOptions, autoExtend = false, wait?: number): Promise<Permit> {
+    const core = this.#core;
+    const call = resolveCall(core.options, options, autoExtend, wait ?? core.options.wait);
+    call.signal?.throwIfAborted();
+    const plan = this.#plan();
+    const { grant, slot } = await acquirePermit(core, plan, call);
+    return new PermitHandle(
+      new LockHandle(core, grant, call.budget, call.autoExtend),
+      slot,
+      this.permits,
+    );
+  }
+
+  async tryAcquire(options?: Omit<AcquireOptions, "wait">): Promise<Permit | null> {
+    // Anything but a plain options object goes through as is, for the checks to name it.
+    const once =
+      options === undefined
+        ? { wait: 0 }
+        : isPlainObject(options)
+          ? { ...options, wait: 0 }
+          : options;
+    try {
+      return await this.acquire(once as AcquireOptions);
+    } catch (error) {
+      if (isLockBusyError(error)) return null;
+      throw error;
+    }
+  }
+
+  async using<T>(fn: (permit: Permit) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
+    if (typeof fn !== "function") {
+      throw new ConfigurationError("fn", "expected a function (permit) => result");
+    }
+    const permit = await this.acquire(options, true, this.#core.options.usingWait);
+    try {
+      return await fn(permit);
+    } finally {
+      // release() never throws; the guard keeps fn's own error from ever being masked.
+      await permit.release().catch(() => {});
+    }
+  }
+
+  async inspect(): Promise<SemaphoreInspection> {
+    const core = this.#core;
+    const keys = semaphoreKeys(core.options.prefix, this.key, this.permits);
+    const timeoutMs = core.options.requestTimeout ?? 1_000;
+    const round = await inspectRound(core, keys, timeoutMs);
+    const nodes = await round.settled;
+    const q = core.quorum;
+    const slots = keys.slots.map((_, slot) => {
+      const pttls = core.nodes.map(({ index }) => round.values.get(index)?.[slot]);
+      const live = pttls.filter((p): p is number => p !== undefined && p !== -2);
+      // Held on a majority until the Q-th longest of its holders' PTTLs (no expiry: -1).
+      const ends = live.map((p) => (p === -1 ? Number.POSITIVE_INFINITY : p)).sort((a, b) => b - a);
+      const end = ends[q - 1];
+      const held = end !== undefined;
+      return { slot, held, retryAfter: !held ? 0 : Number.isFinite(end) ? end : -1 };
+    });
+    const held = slots.filter((s) => s.held).length;
+    const waits = slots.map((s) => (s.retryAfter === -1 ? Number.POSITIVE_INFINITY : s.retryAfter));
+    const soonest = Math.min(...waits);
+    return {
+      key: this.key,
+      permits: this.permits,
+      held,
+      free: Math.max(0, this.permits - held),
+      retryAfter: Number.isFinite(soonest) ? soonest : -1,
+      slots,
+      nodes,
+    };
+  }
+
+  /** A call's plan: the keys, and its order of slots, a rotation drawn at random per call. */
+  #plan(): SlotsPlan {
+    const keys = semaphoreKeys(this.#core.options.prefix, this.key, this.permits);
+    const offset = crypto.getRandomValues(new Uint32Array(1))[0] as number;
+    const order = keys.slots.map((_, j) => (j + offset) % this.permits);
+    return { name: this.key, keys, order };
+  }
+}
