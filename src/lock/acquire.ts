@@ -6,6 +6,7 @@ import {
   budgetShortfall,
   cleanup,
   isDone,
+  lockFailure,
   settledFailure,
   tokensRuleOutMajority,
   type unheardFailure,
@@ -153,7 +154,7 @@ export async function acquireLoop(
         markerOutlasts(outcomes, waitUntil - now) || tokensRuleOutMajority(core, outcomes);
       if (now >= waitUntil || hopeless) {
         const last = { round, why, timeoutMs };
-        throw tries.giveUp(await settledFailure(core, key, last, refused.error));
+        throw tries.giveUp(await settledFailure(lockFailure(core, key), last, refused.error));
       }
       busyLast = result === "busy" && !outcomes.some(isDone) ? round : undefined;
       if (!(waiter.queues && busyLast !== undefined)) await waiter.pause(refused);

@@ -178,6 +178,18 @@ export function failureOf(
 }
 
 /**
+ * The lock's failure for the outcomes of a look on `key` (no reason of its own): what a give-up
+ * reports, and the failure of {@link settledFailure} for a lock.
+ *
+ * @example
+ * throw lockFailure(core, key)(round.outcomes);
+ */
+export const lockFailure =
+  (core: LockCore, key: string) =>
+  (outcomes: readonly NodeOutcome[], cause?: unknown): LockError =>
+    failureOf(core, key, { outcomes, why: undefined }, cause);
+
+/**
  * The failure of a look to give up with, once its nodes still pending have answered: a round is
  * decided as soon as a majority is out of reach, so a node that failed at once beside a holder
  * decides it before the second holder answers — a `QuorumError` for a key held on a majority of
@@ -187,11 +199,11 @@ export function failureOf(
  * look with no node pending, are returned as they are.
  *
  * @example
- * throw tries.giveUp(await settledFailure(core, key, { round, why, timeoutMs }, refused.error));
+ * const last = { round, why, timeoutMs };
+ * throw tries.giveUp(await settledFailure(lockFailure(core, key), last, refused.error));
  */
 export async function settledFailure(
-  core: LockCore,
-  key: string,
+  failure: (outcomes: readonly NodeOutcome[], cause: unknown) => LockError,
   last: {
     readonly round: Pick<Round<unknown>, "settled">;
     readonly why?: string | undefined;
@@ -211,7 +223,7 @@ export async function settledFailure(
     });
   });
   if (outcomes === undefined) return error;
-  const settled = failureOf(core, key, { outcomes, why: undefined }, error.cause);
+  const settled = failure(outcomes, error.cause);
   return settled instanceof LockBusyError ? settled : error;
 }
 

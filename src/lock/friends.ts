@@ -22,3 +22,12 @@ export { random, sleep } from "./timing";
 // The check of a `locks` option, for the wrappers (`once()`, the adapters, the Idempotency-Key
 // layer); the other option checks are the errors room's friends.
 export { checkLocksOption, isLocks } from "./validate";
+// The queued wait's loop (refreshes, patience, give-up), which the semaphore's wait runs with
+// its own side; the hand-off TTL its registrations carry.
+export { handMsFor, type Queued, QueuedWait, type QueuePlan } from "./wait/queued";
+// What a kind of queued call brings to that loop: its looks, passes, count and failures.
+export type { QueueActs, QueuePass, QueueRequest, QueueRound, QueueSide } from "./wait/side";
+// A hand-off message as the streams route it (a semaphore's names its slot).
+export type { Handoff } from "./wait/streams";
+// The lock's count of placements and hand-offs: the semaphore keeps one per slot (`SlotTally`).
+export { type Counting, Tally } from "./wait/tally";

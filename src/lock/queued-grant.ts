@@ -5,6 +5,7 @@ import type { KeySet } from "./keyset";
 import type { ResolvedCall } from "./options";
 import type { RoundTerms } from "./spec";
 import { newToken } from "./timing";
+import { lockSide } from "./wait/lock-side";
 import { handMsFor, QueuedWait } from "./wait/queued";
 
 /** What a call waiting in the nodes' queues brings from the acquire loop (see {@link queuedGrant}). */
@@ -26,8 +27,9 @@ export interface QueueCall {
 
 /**
  * Wait in the nodes' queues (docs/SAFETY.md §2 P1–P4, §6 "The queue"): one token for the call,
- * a stream on every node for its hand-offs, and a {@link QueuedWait} that counts placements until
- * a majority is counted; with fencing on N > 1 the fence is then raised on a majority (F2), and
+ * a stream on every node for its hand-offs, and a {@link QueuedWait} with the lock's side
+ * ({@link lockSide}: ACQUIRE looks, PASS, a `Tally`) that counts placements until a majority is
+ * counted; with fencing on N > 1 the fence is then raised on a majority (F2), and
  * the grant's validity is the tally's (E2 for the queue). The call leaves the queues of the nodes
  * it was not counted on. A call that ends without a grant discards its token everywhere (a node
  * may have handed it the key meanwhile) and writes its tombstone (L3): nothing of it is placed
@@ -56,7 +58,7 @@ export async function queuedGrant(
     ...{ key, keys, place, token, waitUntil, size, short, seen: alive },
     ...{ began: queue.began, looked },
   };
-  const wait = new QueuedWait(core, call, plan);
+  const wait = new QueuedWait(core, call, plan, lockSide(core, budget, plan));
   const room = (keys[0] as Keys[number]).room;
   const listening = core.streams.listen(nodes, room, token, (index, h) => wait.handed(index, h));
   let granted = false;

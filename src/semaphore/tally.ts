@@ -24,9 +24,9 @@ export interface SlotCounting {
 
 /**
  * One slot's count: the shape of the lock's `Tally` (`src/lock/wait/tally.ts`), which the
- * semaphore passes for every slot unchanged. It is taken as a factory, not imported, because the
- * lock room's door does not offer `Tally` yet (design §3 "Reused and new": `friends.ts` gains it
- * when the semaphore's rounds are built); a test can also pass a pooled count (design §5).
+ * semaphore passes for every slot unchanged. It is taken as a factory, not imported: `friends.ts`
+ * offers `Tally`, but this room may import the lock room only once the semaphore's rounds are
+ * built (ARCHITECTURE.md's table); and a test can pass a pooled count (design §5).
  *
  * @example
  * const counter: (slot: number) => SlotCounter = () => new Tally(quorum, minValidity, driftFactor);
