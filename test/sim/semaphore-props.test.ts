@@ -2,11 +2,20 @@
  * The semaphore's properties (`check/semaphore-props.ts`) on constructed histories: the sweep's
  * count (ends before grants at one instant, intervals of no length, release before validity end),
  * P* when instances with different P share a semaphore, several semaphores apart, one finding per
- * excursion over P*, and the sweep against a brute-force count on seeded random histories.
+ * excursion over P*, and the sweep against a brute-force count on seeded random histories; S1
+ * over the nodes' key states, constructed and from a simulated node running SEM_ACQUIRE or its
+ * mutant without the "find" scan (docs/design/semaphore.md §5 "s-place-second-slot").
  */
 import { describe, expect, it } from "vitest";
-import { checkPermits, type PermitRecord } from "./check/semaphore-props";
+import { SEMAPHORE_NAMES, SEMAPHORE_SOURCES, shipLua } from "../../scripts/ship-lua";
+import { scriptKeys, semaphoreKeys } from "../../src/scripts";
+import { SEM_ACQUIRE } from "../../src/scripts/semaphore";
+import { checkPermits, oneSlotPerToken, type PermitRecord } from "./check/semaphore-props";
+import type { KeyState } from "./runtime/cluster";
+import { SimCluster } from "./runtime/cluster";
+import { WEATHERS } from "./runtime/fates";
 import { Random } from "./runtime/random";
+import { Scheduler } from "./runtime/scheduler";
 
 let next = 0;
 /** A permit of `semaphore` on `slot` held over [granted, validEnd], released at `release`. */
@@ -179,5 +188,80 @@ describe("the sweep against a brute-force count", () => {
     // The histories tested both outcomes.
     expect(over).toBeGreaterThan(20);
     expect(over).toBeLessThan(380);
+  });
+});
+
+const T = "f".repeat(32);
+/** Slot j of semaphore `s` on `node` holds `value` from `at` (until 1 000, or `expiresAt`). */
+const state = (node: number, j: number, at: number, value: string | null, more = {}): KeyState => ({
+  node,
+  key: `lock:s:permit:${j}`,
+  at,
+  value,
+  expiresAt: 1_000,
+  ...more,
+});
+
+describe("one-slot-per-token", () => {
+  it("a node holding one token on two slots: one finding, whichever slot came first", () => {
+    const found = oneSlotPerToken([state(0, 1, 10, T), state(0, 0, 20, T), state(0, 0, 30, T)]);
+    expect(found).toEqual([
+      { property: "one-slot-per-token", detail: `node 0: lock:s holds ${T} on slots 0, 1 at 20` },
+    ]);
+  });
+
+  it("a token gone from its slot (deleted, or expired by then) is on one slot again", () => {
+    expect(
+      oneSlotPerToken([state(0, 0, 10, T), state(0, 0, 15, null), state(0, 1, 20, T)]),
+    ).toEqual([]);
+    const expired = state(0, 0, 10, T, { expiresAt: 20 });
+    expect(oneSlotPerToken([expired, state(0, 1, 20, T)])).toEqual([]);
+    const later = state(0, 0, 10, T, { expiresAt: 21 });
+    expect(oneSlotPerToken([later, state(0, 1, 20, T)])).toHaveLength(1);
+  });
+
+  it("one token on different nodes, or on slots of two semaphores, is no finding", () => {
+    const other = { ...state(0, 1, 20, T), key: "lock:t:permit:1" };
+    expect(oneSlotPerToken([state(0, 0, 10, T), state(1, 1, 10, T), other])).toEqual([]);
+  });
+
+  it("compares the slots once a script's states are all in, not between two of them", () => {
+    // One script at 30 on node 0 moving the token from slot 0 to slot 1 (none of ours does).
+    const states = [state(0, 0, 10, T), state(0, 1, 30, T), state(0, 0, 30, null)];
+    expect(oneSlotPerToken(states)).toEqual([]);
+    // The same changes by two scripts at different instants: the token was on both in between.
+    const apart = [state(0, 0, 10, T), state(0, 1, 30, T), state(0, 0, 31, null)];
+    expect(oneSlotPerToken(apart)).toHaveLength(1);
+  });
+
+  /** A re-sent SEM_ACQUIRE of T over slots 0, 1 on one simulated node running `lua`. */
+  function resend(lua?: string): KeyState[] {
+    const overrides = new Map(lua === undefined ? [] : [[SEM_ACQUIRE.sha1, lua]]);
+    const exact = { rate: 1, offsetMs: 0 };
+    const cluster = new SimCluster(
+      new Scheduler(),
+      new Random(1),
+      [exact],
+      WEATHERS.calm,
+      overrides,
+    );
+    const keys = semaphoreKeys("lock:", "s", 2);
+    const args = SEM_ACQUIRE.args({ token: T, ttl: 5_000, slots: [0, 1], eligible: 2 });
+    for (let i = 0; i < 2; i++) {
+      cluster.eval(0, SEM_ACQUIRE.lua, scriptKeys(keys.slots, keys.tombstone(T)), args);
+    }
+    return cluster.keyStates;
+  }
+
+  it("finds the mutant that places without scanning for its token, on the cluster's states", () => {
+    const source = SEMAPHORE_SOURCES.SEM_ACQUIRE_LUA as string;
+    expect(shipLua(source, SEMAPHORE_NAMES)).toBe(SEM_ACQUIRE.lua);
+    const find = 'if redis.call("GET", lockKey(i)) == token then\n    lengthen(';
+    expect(source).toContain(find);
+    const mutant = shipLua(source.replace(find, "if false then\n    lengthen("), SEMAPHORE_NAMES);
+    expect(oneSlotPerToken(resend())).toEqual([]);
+    expect(oneSlotPerToken(resend(mutant)).map((f) => f.detail)).toEqual([
+      `node 0: lock:s holds ${T} on slots 0, 1 at ${new Scheduler().now}`,
+    ]);
   });
 });

@@ -8,7 +8,9 @@
  * - **slot-overlap** (Theorem 5 a): no two permits of one slot of one semaphore have overlapping
  *   intervals — the lock's overlap property for the slot's key;
  * - **over-capacity** (Theorem 5 b): at no instant are more than P* permits of one semaphore
- *   within their intervals, P* the largest P of the permits granted for it.
+ *   within their intervals, P* the largest P of the permits granted for it;
+ * - **one-slot-per-token** (S1, §2 "Lemma S1"), over what the nodes' keys held rather than over
+ *   the permits: after every script, no node holds one token on two slots of a semaphore.
  *
  * A permit's interval is a lock grant's, `[granted, intervalEnd]` (`intervalEnd` of the safety
  * checker: its validity end, or its release call if earlier), in global virtual time, and it is
@@ -25,6 +27,7 @@
 
 import { intervalEnd } from "../../safety/harness/checker";
 import type { GrantRecord } from "../../safety/harness/history";
+import type { KeyState } from "../runtime/cluster";
 import type { Finding } from "./properties";
 
 /** One permit granted in a schedule, with its interval's ends as a lock grant records them. */
@@ -120,5 +123,58 @@ function overCapacity(semaphore: string, held: readonly PermitRecord[]): Finding
       });
     }
   }
+  return found;
+}
+
+/** A slot key, `<S>:permit:<j>` (`semaphoreKeys`): the semaphore's stem and the slot. */
+const SLOT_KEY = /^(.*):permit:(\d+)$/;
+
+/**
+ * Findings of "one-slot-per-token" (S1) over the nodes' key states in the order the scripts ran
+ * (`SimCluster.keyStates`): each time a node's slots of one semaphore hold one token twice. The
+ * states one script left are recorded together, with its node and instant, so the slots are
+ * compared once that script's states are all in (two scripts on one node at one instant count as
+ * one). A state stands until the next one of its key on its node, or its expiry.
+ *
+ * @example
+ * bugs.push(...oneSlotPerToken(cluster.keyStates));
+ */
+export function oneSlotPerToken(states: readonly KeyState[]): Finding[] {
+  const found: Finding[] = [];
+  /** Per node and semaphore stem: each slot's latest state. */
+  const slots = new Map<string, Map<number, KeyState>>();
+  const reported = new Set<string>();
+  const touched = new Set<string>();
+  const check = (id: string, at: number) => {
+    const holders = new Map<string, number[]>();
+    for (const [j, s] of slots.get(id) ?? []) {
+      if (s.value === null || s.expiresAt <= at) continue;
+      holders.set(s.value, [...(holders.get(s.value) ?? []), j]);
+    }
+    for (const [token, on] of holders) {
+      if (on.length < 2 || reported.has(`${id} ${token}`)) continue;
+      reported.add(`${id} ${token}`);
+      const [node, stem] = id.split("\n");
+      const where = on.sort((a, b) => a - b).join(", ");
+      found.push({
+        property: "one-slot-per-token",
+        detail: `node ${node}: ${stem} holds ${token} on slots ${where} at ${at}`,
+      });
+    }
+  };
+  states.forEach((state, i) => {
+    const slot = SLOT_KEY.exec(state.key);
+    if (slot !== null) {
+      const id = `${state.node}\n${slot[1]}`;
+      const latest = slots.get(id) ?? new Map<number, KeyState>();
+      latest.set(Number(slot[2]), state);
+      slots.set(id, latest);
+      touched.add(id);
+    }
+    const following = states[i + 1];
+    if (following?.node === state.node && following.at === state.at) return;
+    for (const id of touched) check(id, state.at);
+    touched.clear();
+  });
   return found;
 }
