@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { memoryNodes } from "../../../src/memory";
 import { RestNode } from "../../../src/node";
-import { evalScript, scriptKeys, semaphoreKeys } from "../../../src/scripts";
+import { evalScript, type Script, scriptKeys, semaphoreKeys } from "../../../src/scripts";
 import { RELEASE_SLOTS, SEM_ACQUIRE, SEM_INSPECT } from "../../../src/scripts/semaphore";
 import { SimCluster } from "../runtime/cluster";
 import { WEATHERS } from "../runtime/fates";
@@ -21,7 +21,7 @@ const S = semaphoreKeys("lock:", "s", 2);
 const T = "7".repeat(32);
 /** The KEYS of a call of T over both slots in order 1, 0 (then its tombstone). */
 const KEYS = scriptKeys(
-  [S.slots[1], S.slots[0]].map((s) => s as (typeof S.slots)[number]),
+  [1, 0].flatMap((j) => S.slots.slice(j, j + 1)),
   S.tombstone(T),
 );
 const ACQUIRE_ARGS = SEM_ACQUIRE.args({ token: T, ttl: 5_000, slots: [1, 0], eligible: 2 });
@@ -67,10 +67,10 @@ describe("the simulated cluster", () => {
   it("through the library's path: EVAL, then EVALSHA, and one EVAL after a restart's NOSCRIPT", async () => {
     const { scheduler, sim, lines } = cluster();
     const node = new RestNode(0, "n0", new SimRedis(sim, { client: 0, node: 0 }), undefined);
-    const send = async <T>(script: typeof SEM_ACQUIRE | typeof RELEASE_SLOTS, args: string[]) => {
-      const reply = evalScript(node, script as never, KEYS, args, { timeoutMs: 1_000 });
+    const send = async (script: Script<unknown, never>, args: string[]) => {
+      const reply = evalScript(node, script, KEYS, args, { timeoutMs: 1_000 });
       await scheduler.run({ until: scheduler.now + 100, maxEvents: 100 });
-      return (await reply) as T;
+      return await reply;
     };
     expect(await send(SEM_ACQUIRE, ACQUIRE_ARGS)).toEqual({ granted: true, slot: 1 });
     expect(await send(SEM_ACQUIRE, ACQUIRE_ARGS)).toEqual({ granted: true, slot: 1 });
@@ -126,8 +126,8 @@ describe("memory nodes", () => {
       };
     }
     const rest = nodes.map((n, i) => new RestNode(i, `node${i}`, n, undefined));
-    const all = (script: typeof SEM_ACQUIRE | typeof RELEASE_SLOTS, args: string[]) =>
-      rest.map((r) => evalScript(r, script as never, KEYS, args, { timeoutMs: 1_000 }));
+    const all = (script: Script<unknown, never>, args: string[]) =>
+      rest.map((r) => evalScript(r, script, KEYS, args, { timeoutMs: 1_000 }));
     const first = all(SEM_ACQUIRE, ACQUIRE_ARGS);
     // Before any reply: the library recorded the script's SHA-1, so no node waited for a digest.
     expect(nodes.map((n) => n.get(S.slots[1]?.lock as string))).toEqual([T, T, T]);

@@ -51,7 +51,7 @@ function run(arrivals: number, orders: number): Outcome {
     for (const caller of reached) {
       const token = TOKENS[caller] as string;
       const order = ORDERS[(orders >> caller) & 1] as readonly number[];
-      const triples = order.map((j) => KEYS.slots[j] as (typeof KEYS.slots)[number]);
+      const triples = order.flatMap((j) => KEYS.slots.slice(j, j + 1));
       const args = { token, ttl: 10_000, slots: order, eligible: P, place: 1_000 + caller };
       const result = sim.eval(
         SEM_ACQUIRE.lua,
