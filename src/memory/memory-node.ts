@@ -9,7 +9,7 @@
  */
 import { ConfigurationError, checkKnown, shown } from "../errors";
 import type { RedisLike, SubscriberLike } from "../node";
-import { SCRIPTS } from "../scripts";
+import { SENT_SCRIPTS } from "../scripts";
 import { type Clock, realClock } from "./clock";
 import { MemoryNodeError, UnsupportedCommandError } from "./errors";
 import { type Reply, UNKNOWN_COMMAND } from "./keyspace";
@@ -52,9 +52,6 @@ function toClient(reply: Reply): unknown {
   }
   return reply;
 }
-
-/** edgelock's scripts by source, with the SHA-1 each is published under. */
-const KNOWN_SHAS: ReadonlyMap<string, string> = new Map(SCRIPTS.map((s) => [s.lua, s.sha1]));
 
 /**
  * One memory node. Pass it (or several: {@link memoryNodes}) as `nodes` to `createLocks`, or to
@@ -102,10 +99,11 @@ export class MemoryNode implements RedisLike {
    */
   async eval(script: string, keys: string[], args: string[]): Promise<unknown> {
     const source = String(script);
-    // edgelock's own scripts carry their SHA-1, so their EVAL runs at once, on every node of a
-    // quorum before the caller's round resolves (as a test reading the nodes right after expects);
-    // only a script of the user's own waits for WebCrypto.
-    const sha = KNOWN_SHAS.get(source) ?? (await this.#sha1(source));
+    // edgelock's scripts carry their SHA-1 (the library records what it sends: `SENT_SCRIPTS`),
+    // so their EVAL runs at once, on every node of a quorum before the caller's round resolves (as
+    // a test reading the nodes right after expects), whichever of edgelock's rooms sent it; only a
+    // script of the user's own waits for WebCrypto.
+    const sha = SENT_SCRIPTS.get(source) ?? (await this.#sha1(source));
     return unwrap(this.#node.eval(source, keys.map(String), args.map(String), sha));
   }
 

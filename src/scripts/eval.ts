@@ -32,6 +32,19 @@ export interface EvalOptions {
 
 const NOSCRIPT = /noscript/i;
 
+/**
+ * The SHA-1 of every script this process has sent by EVAL, by source. A memory node
+ * (`src/memory`) reads it to cache such an EVAL under its SHA-1 at once: the platforms' own SHA-1
+ * (WebCrypto) is asynchronous, and a script whose EVAL waited for it would run after the round
+ * that sent it had resolved on a majority. Filled here, not from a list of every script, so a
+ * memory node knows the scripts of whichever rooms the app uses (the lock's, the semaphore's)
+ * without bundling any of them.
+ *
+ * @example
+ * SENT_SCRIPTS.get(ACQUIRE.lua); // ACQUIRE.sha1, once an acquire was sent by EVAL
+ */
+export const SENT_SCRIPTS = new Map<string, string>();
+
 function describe(reply: unknown): string {
   if (Array.isArray(reply)) return `an array of ${reply.length}`;
   return reply === null ? "null" : `a ${typeof reply}`;
@@ -70,6 +83,7 @@ export async function evalScript<T>(
   const keyList = [...keys];
   for (;;) {
     const useEval = !node.knownScripts.has(script.sha1);
+    if (useEval) SENT_SCRIPTS.set(script.lua, script.sha1);
     const timeLeft = Math.max(1, Math.round(deadline - performance.now()));
     budget?.charge(1);
     try {

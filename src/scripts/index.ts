@@ -7,7 +7,7 @@
  *
  * @module
  */
-export { type EvalOptions, evalScript } from "./eval";
+export { type EvalOptions, evalScript, SENT_SCRIPTS } from "./eval";
 export {
   type KeyTriple,
   PERMIT_INFIX,

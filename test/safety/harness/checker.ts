@@ -89,7 +89,7 @@ export interface CheckResult {
 }
 
 /** End of a holder's interval: validity end, or release call if earlier. */
-export const intervalEnd = (g: GrantRecord): number =>
+export const intervalEnd = (g: Pick<GrantRecord, "validEnd" | "releaseStart">): number =>
   Math.min(g.validEnd, g.releaseStart ?? Number.POSITIVE_INFINITY);
 
 function tolerance(history: History, a: GrantRecord, b: GrantRecord): number {

@@ -16,6 +16,7 @@
 
 import { type ScriptResult, SimNode } from "../../../src/memory";
 import { SCRIPTS } from "../../../src/scripts";
+import { SEMAPHORE_SCRIPTS } from "../../../src/scripts/semaphore";
 import type { Wipe } from "../../safety/harness/history";
 import { sha1 } from "../node/sha1";
 import type { Weather } from "./fates";
@@ -45,7 +46,9 @@ export interface KeyState {
  * a resume's undo for ever: its tombstone outlives the ticket's token a late RESUME could swap), a
  * RELEASE carrying the token's tombstone (`until`: the tombstone's life, as for a DISCARD), or a
  * RELEASE sent without room service (a granted round's release, and how a cleanup was sent
- * before DISCARD: `until` is then the round's TTL after it, see `SimCluster.#observe`).
+ * before DISCARD: `until` is then the round's TTL after it, see `SimCluster.#observe`), or a
+ * permit call's end (RELEASE_SLOTS or DISCARD_SLOTS, a trim included: always with the call's
+ * tombstone).
  * `at` and `until` are virtual time (`until`: the tombstone's PTTL on the node's clock, converted).
  */
 export interface TokenEnd {
@@ -106,9 +109,14 @@ export interface Owner {
   readonly dead: boolean;
 }
 
-/** The SHA-1 and name of each of the library's scripts, by source. */
-const SHA_OF = new Map(SCRIPTS.map((s) => [s.lua, s.sha1]));
-const NAME_OF = new Map(SCRIPTS.map((s) => [s.sha1, s.name]));
+/**
+ * The SHA-1 and name of each of the library's scripts, by source: the lock's and the semaphore's,
+ * so a semaphore script is observed (its slots are lock keys), traced by name and replaced by its
+ * mutant as the lock's are.
+ */
+const LIBRARY = [...SCRIPTS, ...SEMAPHORE_SCRIPTS];
+const SHA_OF = new Map(LIBRARY.map((s) => [s.lua, s.sha1]));
+const NAME_OF = new Map(LIBRARY.map((s) => [s.sha1, s.name]));
 
 /**
  * @example
@@ -205,7 +213,8 @@ export class SimCluster {
     const now = this.scheduler.now;
     // The node's reading, the one the script ran at (nothing ran on it since).
     const nodeNow = clock.now();
-    // Key triples, then (ACQUIRE, HANDOVER, RESUME, DISCARD) a tombstone key that is no lock key.
+    // Key triples, then (ACQUIRE, HANDOVER, RESUME, DISCARD and the semaphore's scripts but
+    // SEM_INSPECT) a tombstone key that is no lock key; a semaphore's triples are its slots.
     const triples =
       keys.length > 3 && keys.length % 3 === 1 ? (keys.length - 1) / 3 : Math.ceil(keys.length / 3);
     for (let i = 0; i < triples; i++) {
@@ -238,7 +247,14 @@ export class SimCluster {
     const token = args[0];
     if (token === undefined) return;
     const tombstone = keys.length > 3 && keys.length % 3 === 1 ? keys[keys.length - 1] : undefined;
-    if (name === "discard") {
+    if (name === "semaphore-release" || name === "semaphore-discard") {
+      // A permit call's end (its release, its give-up, or the trim of the slots it was not
+      // granted): always with the call's tombstone, so no L3 exception (its life: `keepMs`,
+      // args[2], when the script wrote none — a mutant).
+      const left = tombstone === undefined ? -2 : node.pttl(tombstone);
+      const until = clock.goneAt(nodeNow + (left >= 0 ? left : Number(args[2])));
+      this.tokenEnds.push({ node: index, at: now, token, until });
+    } else if (name === "discard") {
       // The tombstone's life; a resume's undo (the ticket's token in args[2]) outlives the
       // ticket's token there, so no late RESUME of its round may ever place (L3).
       const left = tombstone === undefined ? -2 : node.pttl(tombstone);
