@@ -7,9 +7,9 @@
  * @module
  */
 export type { LockCore } from "./core";
-export { budgetShortfall, failureOf } from "./failure";
+export { budgetShortfall, failureOf, tokensRuleOutMajority } from "./failure";
 export type { Grant } from "./grant";
 export { LockHandle } from "./handle";
 export { type ResolvedCall, resolveCall } from "./options";
-export type { GrantSpec } from "./spec";
+export type { GrantSpec, RoundTerms } from "./spec";
 export { newToken } from "./timing";

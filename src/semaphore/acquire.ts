@@ -6,12 +6,9 @@
  *
  * @module
  */
-import type { LockError, NodeOutcome } from "../errors";
-import { SemaphoreBusyError } from "../errors";
+import { type NodeOutcome, SemaphoreBusyError } from "../errors";
 import {
   budgetShortfall,
-  failureOf,
-  type Grant,
   type LockCore,
   newToken,
   type ResolvedCall,
@@ -19,14 +16,11 @@ import {
   sleep,
 } from "../lock";
 import { drift, type Round } from "../quorum";
-import { PERMIT_INFIX, type SemAcquireReply } from "../scripts";
+import type { SemAcquireReply } from "../scripts";
+import { permitFailure } from "./failure";
+import { type PermitGrant, permitGrant, trim } from "./grant";
+import { queuedPermit } from "./queued";
 import { endRound, lookRound, type SlotsPlan, slotMajority } from "./rounds";
-
-/** A permit granted: the lock's grant over the slot's key, and the slot. */
-export interface PermitGrant {
-  readonly grant: Grant;
-  readonly slot: number;
-}
 
 /** One look's result: the answers heard (node → reply) and the round. */
 interface Looked {
@@ -54,7 +48,8 @@ export async function acquirePermit(
 ): Promise<PermitGrant> {
   const { lease, budget, signal } = call;
   const n = core.nodes.length;
-  const waitUntil = performance.now() + call.wait;
+  const began = performance.now();
+  const waitUntil = began + call.wait;
   const place = Date.now();
   for (let attempt = 0; ; attempt++) {
     signal?.throwIfAborted();
@@ -78,23 +73,47 @@ export async function acquirePermit(
         durationMs,
         outcomes,
       });
-      return { grant: grantOf(core, plan, { ...looked, slot, validUntil, lease, outcomes }), slot };
+      const { token, timeoutMs } = looked;
+      const won = {
+        slot,
+        token,
+        validUntil,
+        lease,
+        timeoutMs,
+        outcomes,
+        keepMs: ttl,
+        short: false,
+      };
+      // Each node that did not name `slot`, once its look answered.
+      const all = core.nodes.map((node) => node.index);
+      const trimmed = trim(core, plan, won, all, async (index) => {
+        await round.each[index];
+        return !counted(answers, index, slot);
+      });
+      return { grant: permitGrant(core, plan, won, trimmed), slot };
     }
     // Not granted (or the caller gave up meanwhile): end the look's token everywhere.
     void end(core, plan, looked, budget).catch(() => {});
     signal?.throwIfAborted();
     const why = slot !== undefined ? "too little validity left" : undefined;
-    const error = failure(core, plan, { answers, outcomes }, why);
+    const error = permitFailure(core, plan, { answers, outcomes }, why);
     const result = error instanceof SemaphoreBusyError ? "busy" : "unavailable";
     core.emit({ type: "acquire", key: plan.name, attempt, result, durationMs, outcomes });
     const now = performance.now();
+    // At capacity with time left: wait in the room (its last requests answer first: on Workers
+    // a request has six connections, and the N streams are about to open).
+    if (error instanceof SemaphoreBusyError && now < waitUntil) {
+      await round.settled;
+      const from = { place, waitUntil, began, looked: attempt + 1 };
+      return await queuedPermit(core, plan, call, from);
+    }
     if (now >= waitUntil) {
       // A look decided by fast failures before a refusing node answered: its answer tells a
       // busy semaphore from an outage (one request timeout at most), as a lock's give-up does.
       const pending = round.outcomes.some((o) => o.status === "pending");
       if (error instanceof SemaphoreBusyError || !pending) throw error;
       const settled = decided(await round.settled, answers, slot);
-      throw failure(core, plan, { answers, outcomes: settled }, why);
+      throw permitFailure(core, plan, { answers, outcomes: settled }, why);
     }
     const { retryDelay, retryDelayMax } = core.options;
     const hint = error instanceof SemaphoreBusyError ? error.retryAfter : retryDelay;
@@ -136,53 +155,6 @@ function decided(
   });
 }
 
-/**
- * The grant of slot `slot`: validity from the look's start (E2 for the slot's key), released by
- * RELEASE_SLOTS over every slot with the call's tombstone for the lease (L3), after the trim of
- * the other slots on every node that did not name `slot` (capacity, design §2c).
- */
-function grantOf(
-  core: LockCore,
-  plan: SlotsPlan,
-  won: Looked & { slot: number; validUntil: number; lease: number; outcomes: NodeOutcome[] },
-): Grant {
-  const { round, answers, token, ttl, timeoutMs, slot, validUntil, lease, outcomes } = won;
-  const others = plan.order.filter((s) => s !== slot);
-  const keepMs = ttl;
-  // Each node not counted for `slot`, once its look answered (a look still in flight may place
-  // the token on another slot): the trim deletes it there and leaves the tombstone.
-  const trimmed = Promise.all(
-    core.nodes.map(async (node) => {
-      await round.each[node.index];
-      const reply = answers.get(node.index);
-      if (others.length === 0 || (reply?.granted === true && reply.slot === slot)) return;
-      const spec = { token, slots: others, keepMs, timeoutMs, budget: undefined };
-      await (await endRound(core, plan, spec, { nodes: [node.index], release: false })).settled;
-    }),
-  ).catch(() => {});
-  const triple = plan.keys.slots[slot] as Grant["keys"][number];
-  const all = plan.keys.slots.map((_, s) => s);
-  return {
-    key: plan.name,
-    names: [`${plan.name}${PERMIT_INFIX}${slot}`],
-    keys: [triple],
-    token,
-    fence: undefined,
-    lease,
-    validUntil,
-    timeoutMs,
-    outcomes,
-    holds: core.nodes.map(() => true),
-    local: { end: () => {}, renew: () => {} },
-    release: async ({ budget }) => {
-      const spec = { token, slots: all, keepMs, timeoutMs, budget };
-      const released = await endRound(core, plan, spec, { release: true });
-      const settled = Promise.all([trimmed, released.settled]).then(([, s]) => s);
-      return { ...released, settled };
-    },
-  };
-}
-
 /** End a failed look's token on every node where it may be (all but the refusing ones). */
 async function end(
   core: LockCore,
@@ -198,55 +170,12 @@ async function end(
   await (await endRound(core, plan, spec, { nodes, release: false })).settled;
 }
 
-/**
- * A failed look's error: `SemaphoreBusyError` when the refusing nodes alone rule out a majority
- * on every slot (more than N − Q refused), else the lock's failure for the outcomes (a
- * `QuorumError` naming the nodes).
- */
-function failure(
-  core: LockCore,
-  plan: SlotsPlan,
-  looked: { answers: ReadonlyMap<number, SemAcquireReply>; outcomes: readonly NodeOutcome[] },
-  why: string | undefined,
-): LockError {
-  const { answers, outcomes } = looked;
-  const n = core.nodes.length;
-  const refusals = outcomes.filter((o) => o.status === "held");
-  if (why === undefined && refusals.length > n - core.quorum) {
-    const { retryAfter, held } = capacity(core, plan.order.length, answers);
-    const permits = plan.order.length;
-    return new SemaphoreBusyError(plan.name, retryAfter, { permits, held, outcomes });
-  }
-  return failureOf(core, plan.name, { outcomes, why });
-}
-
-/**
- * From the refusals' per-slot PTTLs: the slots seen held on a majority, and when one slot is free
- * on a majority at most if nobody extends (per slot the Q-th smallest PTTL over the nodes: free
- * 0, no expiry or no answer never; the least over the slots; unknown: `retryDelayMax`).
- */
-function capacity(
-  core: LockCore,
-  permits: number,
+/** Whether node `index` named `slot` in the look (`answers`). */
+function counted(
   answers: ReadonlyMap<number, SemAcquireReply>,
-): { retryAfter: number; held: number } {
-  const q = core.quorum;
-  let retryAfter = Number.POSITIVE_INFINITY;
-  let held = 0;
-  for (let slot = 0; slot < permits; slot++) {
-    const pttls = core.nodes.map(({ index }) => {
-      const reply = answers.get(index);
-      const pttl = reply !== undefined && "pttls" in reply ? reply.pttls[slot] : undefined;
-      if (pttl === -2) return 0;
-      return pttl === undefined || pttl < 0 ? Number.POSITIVE_INFINITY : pttl;
-    });
-    pttls.sort((a, b) => a - b);
-    const free = pttls[q - 1] ?? Number.POSITIVE_INFINITY;
-    if (pttls.filter((p) => p > 0).length >= q) held++;
-    retryAfter = Math.min(retryAfter, free);
-  }
-  return {
-    retryAfter: Number.isFinite(retryAfter) ? retryAfter : core.options.retryDelayMax,
-    held,
-  };
+  index: number,
+  slot: number,
+): boolean {
+  const reply = answers.get(index);
+  return reply?.granted === true && reply.slot === slot;
 }

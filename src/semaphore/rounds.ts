@@ -19,8 +19,10 @@ import {
   RELEASE_SLOTS,
   SEM_ACQUIRE,
   SEM_INSPECT,
+  SEM_PASS,
   type SemAcquireReply,
   type SemaphoreKeys,
+  type SemPassReply,
   scriptKeys,
 } from "../scripts";
 
@@ -44,6 +46,9 @@ export interface LookSpec {
   readonly eligible: number;
   /** Put this slot first in the order (a consolidating look's target). */
   readonly first?: number | undefined;
+  /** The slot preferred while `preferMs` lasts (registered with the call's record). */
+  readonly prefer?: number | undefined;
+  readonly preferMs?: number | undefined;
   /** Epoch ms of the call (a free slot goes to earlier waiters first); `undefined`: after all. */
   readonly place?: number | undefined;
   /** A waiting call's registration. */
@@ -97,10 +102,10 @@ export function lookRound(
   spec: LookSpec,
   onAnswer?: (index: number, answer: NodeAnswer<SemAcquireReply>) => void,
 ): Promise<Round<SemAcquireReply>> {
-  const { token, ttl, timeoutMs, budget, eligible, place, queue } = spec;
+  const { token, ttl, timeoutMs, budget, eligible, prefer, preferMs, place, queue } = spec;
   const slots = lookOrder(plan, spec.first);
   const keys = slotKeys(plan.keys, slots, token);
-  const args = SEM_ACQUIRE.args({ token, ttl, slots, eligible, place, queue });
+  const args = SEM_ACQUIRE.args({ token, ttl, slots, eligible, prefer, preferMs, place, queue });
   const room = plan.keys.room;
   const spare = core.nodes.length;
   return core.timed(timeoutMs, (signal) =>
@@ -137,6 +142,46 @@ export function slotMajority(
     counts.set(reply.slot, count);
   }
   return undefined;
+}
+
+/**
+ * A pass (docs/design/semaphore.md §3 "Splits across slots"): SEM_PASS on `nodes`, giving up
+ * every slot but `keep` where the call's newest look there is older than the pass (P4 per slot),
+ * and registering the call again under the pass's look, preferring `keep` for `preferMs`.
+ * Decided once a majority of `nodes` answered; an answer changes nothing the caller counts.
+ *
+ * @example
+ * await passRound(core, plan, { token, keep: 1, preferMs: 2_000, queue, timeoutMs, budget }, [2]);
+ */
+export function passRound(
+  core: LockCore,
+  plan: SlotsPlan,
+  spec: {
+    readonly token: string;
+    readonly keep: number | undefined;
+    readonly preferMs: number;
+    readonly queue: QueueRegistration;
+    readonly timeoutMs: number;
+    readonly budget: Budget | undefined;
+  },
+  only: readonly number[],
+): Promise<Round<SemPassReply>> {
+  const { token, keep, preferMs, queue, timeoutMs, budget } = spec;
+  const slots = [...plan.order];
+  const keys = slotKeys(plan.keys, slots, token);
+  const args = SEM_PASS.args({ token, slots, keep, preferMs, queue });
+  const nodes = core.nodes.filter((node) => only.includes(node.index));
+  return core.timed(timeoutMs, (signal) =>
+    fanOut(
+      nodes,
+      async (node) => {
+        const options = { timeoutMs, budget, spare: core.nodes.length, signal };
+        const reply = await evalScript(node, SEM_PASS, keys, args, options);
+        return { status: reply.passed ? "ok" : "absent", value: reply };
+      },
+      { quorum: Math.min(core.quorum, nodes.length), isFor: answered },
+    ),
+  );
 }
 
 /** What ends a call's token on some slots (the trim, a give-up) or on all of them (a release). */

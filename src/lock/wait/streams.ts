@@ -25,6 +25,8 @@ export interface Handoff {
   readonly handMs: number;
   /** The fence issued with it (0: none). */
   readonly fence: number;
+  /** A semaphore's hand-off: the slot it placed the token on. */
+  readonly slot?: number;
 }
 
 const count = (text: string | undefined): number | undefined => {
@@ -44,12 +46,14 @@ const count = (text: string | undefined): number | undefined => {
 export function parseHandoff(message: unknown): Handoff | undefined {
   if (typeof message !== "string") return undefined;
   const [token, ...rest] = message.split("|");
-  const [look, gap, handMs, fence] = rest.map(count);
-  if (token === undefined || !/^[0-9a-f]{32}$/.test(token) || rest.length !== 4) return undefined;
-  if (look === undefined || gap === undefined || handMs === undefined || fence === undefined) {
+  const fields = rest.map(count);
+  // A semaphore's slot scripts add the slot: `…|fence|slot`.
+  const shaped = fields.length === 4 || fields.length === 5;
+  if (!shaped || fields.includes(undefined) || !/^[0-9a-f]{32}$/.test(token ?? ""))
     return undefined;
-  }
-  return { token, look, gap, handMs, fence };
+  const [look, gap, handMs, fence, slot] = fields as number[];
+  const handoff = { token: token as string, look, gap, handMs, fence } as Handoff;
+  return slot === undefined ? handoff : { ...handoff, slot };
 }
 
 /**
