@@ -2,8 +2,8 @@
  * Waiting for a permit in the semaphore's room (docs/SAFETY.md §4c "Waiting"), on three
  * redis-servers: independent callers at capacity are handed the slots that releases free, in the
  * order of their calls, with no look of their own (their refresh is a minute away), each hand-off
- * naming its slot; a hand-off message's slot field is parsed; a waiter that gives up leaves no
- * record and no token behind.
+ * naming its slot; a hand-off message's slot field is parsed; a waiter that gives up or is aborted
+ * leaves no record and no token behind.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocks } from "../../src/index";
@@ -106,5 +106,23 @@ describe("waiting for a permit", () => {
     expect((await records(`${prefix}g:permits:wait`)).every((r) => r.length === 0)).toBe(true);
     await holder.release({ settled: true });
     expect(await readBack(dev, N, `${prefix}g:permit:0`)).toEqual([null, null, null]);
+  });
+
+  it("a waiter aborted by its signal rejects with the reason and leaves no record or token", async () => {
+    const prefix = uniquePrefix("sem-abort");
+    const make = () =>
+      semaphore(createLocks({ nodes: dev.cluster.nodes, prefix }), "a", { permits: 1 });
+    const holder = await make().acquire();
+    const controller = new AbortController();
+    const waiting = make()
+      .acquire({ wait: 30_000, signal: controller.signal })
+      .catch((e: unknown) => e);
+    await registered(`${prefix}a:permits:wait`, 1);
+    controller.abort(new Error("client went away"));
+    expect(((await waiting) as Error).message).toBe("client went away");
+    await holder.release({ settled: true });
+    await sleep(100);
+    expect((await records(`${prefix}a:permits:wait`)).every((r) => r.length === 0)).toBe(true);
+    expect(await readBack(dev, N, `${prefix}a:permit:0`)).toEqual([null, null, null]);
   });
 });
