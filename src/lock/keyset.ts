@@ -35,7 +35,8 @@ const bytes = (s: string): number => new TextEncoder().encode(s).length;
  * Validate a lock key.
  *
  * @throws {ConfigurationError} `option` (by default `key`): empty, not a string, too long, ending
- *   in `:wait` (wait rooms) or, while fencing is on, in `:fence` (fence counters)
+ *   in `:wait` (wait rooms), `:permits` or `:permit:<n>` (a semaphore's keys) or, while fencing
+ *   is on, in `:fence` (fence counters)
  * @example
  * checkKey("invoice:42", false) // "invoice:42"
  */
@@ -53,6 +54,13 @@ export function checkKey(key: unknown, fencing: boolean, option = "key"): string
     throw new ConfigurationError(
       option,
       `must not end with "${WAIT_SUFFIX}" (the name of a key's wait room)`,
+    );
+  }
+  // A semaphore's keys (`S:permit:<j>`, `S:permits:wait`): a lock never shares them (A6).
+  if (/:permits$|:permit:\d+$/.test(key)) {
+    throw new ConfigurationError(
+      option,
+      'must not end with ":permits" or ":permit:<n>" (a semaphore\'s keys)',
     );
   }
   return key;

@@ -56,7 +56,9 @@ export async function acquirePermit(
     const ttl = budget === undefined ? lease : budget.ttl(lease);
     const shortfall = budget && budgetShortfall(core, budget, { ttl, requests: 2 * n });
     if (shortfall !== undefined) throw shortfall;
-    const looked = await look(core, plan, { ttl, budget, place });
+    // A caller that does not wait comes after every waiter; one that waits, at its call's place.
+    const at = call.wait > 0 ? place : undefined;
+    const looked = await look(core, plan, { ttl, budget, place: at });
     const { round, answers } = looked;
     const slot = slotMajority(answers, core.quorum);
     const validUntil = round.startedAt + ttl - drift(ttl, core.options.driftFactor);
@@ -126,7 +128,7 @@ export async function acquirePermit(
 async function look(
   core: LockCore,
   plan: SlotsPlan,
-  by: { ttl: number; budget: ResolvedCall["budget"]; place: number },
+  by: { ttl: number; budget: ResolvedCall["budget"]; place: number | undefined },
 ): Promise<Looked> {
   const { ttl, budget, place } = by;
   const token = newToken();

@@ -15,7 +15,7 @@ import {
   type Locks,
   resolveCall,
 } from "../lock";
-import { PERMIT_INFIX, PERMITS_SUFFIX, semaphoreKeys } from "../scripts";
+import { semaphoreKeys } from "../scripts";
 import { acquirePermit } from "./acquire";
 import { type Permit, PermitHandle } from "./permit";
 import { inspectRound, type SlotsPlan } from "./rounds";
@@ -71,7 +71,6 @@ export interface Semaphore {
 }
 
 const OPTIONS: ReadonlySet<string> = new Set(["permits"]);
-const RESERVED = new RegExp(`(${PERMITS_SUFFIX}|${PERMIT_INFIX}\\d+)$`);
 
 /**
  * A semaphore named `key` with `permits` permits on `locks`' nodes: "at most N at once" across
@@ -90,13 +89,8 @@ export function semaphore(locks: Locks, key: string, options: SemaphoreOptions):
   if (core === undefined) {
     throw new ConfigurationError("locks", "expected the manager from createLocks()");
   }
+  // The lock's key rules, which also refuse the names of a semaphore's own keys.
   checkKey(key, core.options.fencing);
-  if (RESERVED.test(key)) {
-    throw new ConfigurationError(
-      "key",
-      `must not end with "${PERMITS_SUFFIX}" or "${PERMIT_INFIX}<n>" (the names of a semaphore's own keys)`,
-    );
-  }
   checkKnown(options, OPTIONS, "semaphore() (it takes permits)");
   const { permits } = options;
   if (!Number.isSafeInteger(permits) || permits < 1 || permits > MAX_PERMITS) {

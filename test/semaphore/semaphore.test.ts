@@ -205,4 +205,17 @@ describe("semaphore options", () => {
       '":permit:<n>"',
     );
   });
+
+  it("keeps locks off a semaphore's keys: a lock key ending in :permits or :permit:<n> is refused by name", async () => {
+    const l = locks();
+    for (const key of ["llm:permits", "llm:permit:0", ["a", "llm:permit:12"]]) {
+      const error = await l.acquire(key).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: "ConfigurationError" });
+      expect((error as Error).message).toContain('":permit:<n>"');
+    }
+    await expect(l.inspect("llm:permits")).rejects.toMatchObject({ option: "key" });
+    // Only the endings are reserved.
+    const fine = await l.acquire("llm:permit:x");
+    await fine.release();
+  });
 });
