@@ -117,9 +117,10 @@ export async function acquirePermit(
       const settled = decided(await round.settled, answers, slot);
       throw permitFailure(core, plan, { answers, outcomes: settled }, why);
     }
+    // No majority answered in time (an outage, or too little validity): try again after a
+    // jittered pause, with a fresh token.
     const { retryDelay, retryDelayMax } = core.options;
-    const hint = error instanceof SemaphoreBusyError ? error.retryAfter : retryDelay;
-    const pause = Math.min(retryDelayMax, Math.max(retryDelay, hint)) * (0.5 + random() / 2);
+    const pause = retryDelay + random() * Math.max(0, retryDelayMax - retryDelay);
     await sleep(Math.min(pause, waitUntil - now), signal);
   }
 }

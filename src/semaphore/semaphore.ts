@@ -114,7 +114,15 @@ class SlotsSemaphore implements Semaphore {
     this.#core = core;
   }
 
-  async acquire(options?: AcquireOptions, autoExtend = false, wait?: number): Promise<Permit> {
+  acquire(options?: AcquireOptions): Promise<Permit> {
+    return this.#acquire(options, false);
+  }
+
+  async #acquire(
+    options: AcquireOptions | undefined,
+    autoExtend: boolean,
+    wait?: number,
+  ): Promise<Permit> {
     const core = this.#core;
     const call = resolveCall(core.options, options, autoExtend, wait ?? core.options.wait);
     call.signal?.throwIfAborted();
@@ -147,7 +155,7 @@ class SlotsSemaphore implements Semaphore {
     if (typeof fn !== "function") {
       throw new ConfigurationError("fn", "expected a function (permit) => result");
     }
-    const permit = await this.acquire(options, true, this.#core.options.usingWait);
+    const permit = await this.#acquire(options, true, this.#core.options.usingWait);
     try {
       return await fn(permit);
     } finally {
