@@ -9,6 +9,7 @@
 
 export type { Permit } from "./permit";
 export {
+  checkPermits,
   MAX_PERMITS,
   type Semaphore,
   type SemaphoreInspection,

@@ -92,14 +92,30 @@ export function semaphore(locks: Locks, key: string, options: SemaphoreOptions):
   // The lock's key rules, which also refuse the names of a semaphore's own keys.
   checkKey(key, core.options.fencing);
   checkKnown(options, OPTIONS, "semaphore() (it takes permits)");
-  const { permits } = options;
-  if (!Number.isSafeInteger(permits) || permits < 1 || permits > MAX_PERMITS) {
+  return new SlotsSemaphore(core, key, checkPermits(options.permits));
+}
+
+/**
+ * `permits` as {@link semaphore} takes it: an integer from 1 to {@link MAX_PERMITS}. For wrappers
+ * that build their semaphore per request (`limit()`, `withLimit`) to refuse a bad count when they
+ * are built.
+ *
+ * @throws {ConfigurationError} naming `permits`
+ * @example
+ * checkPermits(options.permits);
+ */
+export function checkPermits(permits: unknown): number {
+  if (
+    !Number.isSafeInteger(permits) ||
+    (permits as number) < 1 ||
+    (permits as number) > MAX_PERMITS
+  ) {
     throw new ConfigurationError(
       "permits",
       `expected an integer from 1 to ${MAX_PERMITS}, got ${String(permits)}`,
     );
   }
-  return new SlotsSemaphore(core, key, permits);
+  return permits as number;
 }
 
 /** See {@link semaphore}. */

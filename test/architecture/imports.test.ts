@@ -27,7 +27,7 @@ const ROOMS: Readonly<Record<string, readonly string[]>> = {
   semaphore: ["budget", "errors", "lock", "quorum", "scripts"],
   dedupe: ["budget", "errors", "lock"],
   idempotency: ["budget", "errors", "lock", "quorum"],
-  adapters: ["budget", "dedupe", "errors", "idempotency", "lock", "node"],
+  adapters: ["budget", "dedupe", "errors", "idempotency", "lock", "node", "semaphore"],
   testing: ["errors", "memory"],
   dev: ["errors", "lock", "memory", "node"],
 };

@@ -11,13 +11,16 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { isConfigurationError, type Lock } from "../../src/index";
+import { C13 } from "./capacity";
 import type { ContractCluster, JobAnswer, Surface } from "./harness";
 
 /** Where a surface's name starts: the table's `notFor` keys, every kind of surface. */
 export const KINDS = [
   "hono lock()",
+  "hono limit()",
   "hono idempotency()",
   "lambda withLock",
+  "lambda withLimit",
   "lambda withIdempotency",
   "lambda dedupeScheduled",
   "workers dedupeScheduled",
@@ -41,7 +44,14 @@ const SLOW_NODE = 2;
 const SLOW_MS = 600;
 
 const LOCKS_KEEP_NOTHING =
-  "a lock keeps nothing: every request runs under its own lock, nothing is replayed";
+  "a lock or a limit keeps nothing: every request runs under its own lock or permit, nothing is replayed";
+/** The lock and limit surfaces: each request runs under its own lock or permit. */
+const KEEP_NOTHING: Partial<Record<Kind, string>> = {
+  "hono lock()": LOCKS_KEEP_NOTHING,
+  "hono limit()": LOCKS_KEEP_NOTHING,
+  "lambda withLock": LOCKS_KEEP_NOTHING,
+  "lambda withLimit": LOCKS_KEEP_NOTHING,
+};
 const NO_STATUS = "no HTTP answer: a job that returns is a success, one that throws a failure";
 const NO_LOCK_LAYER =
   "nothing to wrap: a lock layer's busy or unavailable answer is an HTTP answer only an idempotency layer could keep";
@@ -52,8 +62,11 @@ const THROWS_INSTEAD =
 const slowNext = (cluster: ContractCluster) =>
   cluster.inject(SLOW_NODE, { kind: "latency", ms: SLOW_MS, count: 1 });
 
-/** The manager's prefix is not on the lock: the glue's prefix plus the lock's key. */
-const fullKey = (prefix: string, lock: Lock) => `${prefix}${lock.key}`;
+/**
+ * The manager's prefix is not on the lock: the glue's prefix plus the key it holds (a permit's is
+ * its slot's key, `keys[0]`; a lock's single key is its `key`).
+ */
+const fullKey = (prefix: string, lock: Lock) => `${prefix}${lock.keys[0] ?? lock.key}`;
 
 /** Run `job` once on a fresh instance, returning the key it ran under. */
 async function ranOnce(
@@ -101,6 +114,7 @@ export const CASES: readonly Case[] = [
     promise: "a body produced after the handler returned is produced under the lock",
     notFor: {
       "lambda withLock": "a Lambda result is whole when the handler returns: no body outlives it",
+      "lambda withLimit": "a Lambda result is whole when the handler returns: no body outlives it",
       "lambda withIdempotency":
         "a Lambda result is whole when the handler returns: no body outlives it",
       "lambda dedupeScheduled": "no response body",
@@ -157,7 +171,7 @@ export const CASES: readonly Case[] = [
   {
     id: "C5",
     promise: "a successful run is kept: the retry replays it (HTTP) or is skipped (one-shot)",
-    notFor: { "hono lock()": LOCKS_KEEP_NOTHING, "lambda withLock": LOCKS_KEEP_NOTHING },
+    notFor: KEEP_NOTHING,
     async run(surface, cluster) {
       const { first, second } = await twice(surface, cluster, { status: 201 });
       expect(second.ran).toBe(false);
@@ -171,7 +185,7 @@ export const CASES: readonly Case[] = [
   {
     id: "C6",
     promise: "a run that threw is never kept: the retry runs the job",
-    notFor: { "hono lock()": LOCKS_KEEP_NOTHING, "lambda withLock": LOCKS_KEEP_NOTHING },
+    notFor: KEEP_NOTHING,
     async run(surface, cluster) {
       const { second } = await twice(surface, cluster, "throw");
       expect(second.ran).toBe(true);
@@ -182,8 +196,7 @@ export const CASES: readonly Case[] = [
     promise:
       "a 5xx and the transient statuses (408, 409, 425, 429) are never kept: the retry runs the job",
     notFor: {
-      "hono lock()": LOCKS_KEEP_NOTHING,
-      "lambda withLock": LOCKS_KEEP_NOTHING,
+      ...KEEP_NOTHING,
       "lambda dedupeScheduled": NO_STATUS,
       "workers dedupeScheduled": NO_STATUS,
       "once()": NO_STATUS,
@@ -202,7 +215,9 @@ export const CASES: readonly Case[] = [
       "a lock layer's busy answer is never kept, whatever status the app's onBusy gives it (423, even 200), and also when the app's code between the layers answers a copy of it (a CORS header added): the retry runs the job",
     notFor: {
       "hono lock()": NO_LOCK_LAYER,
+      "hono limit()": NO_LOCK_LAYER,
       "lambda withLock": NO_LOCK_LAYER,
+      "lambda withLimit": NO_LOCK_LAYER,
       "lambda dedupeScheduled": NO_LOCK_LAYER,
       "workers dedupeScheduled": NO_LOCK_LAYER,
       "once()": NO_LOCK_LAYER,
@@ -231,7 +246,9 @@ export const CASES: readonly Case[] = [
       "a lock layer's unavailable answer (too few of its nodes answered) is never kept, whatever the app's onError answers (200 even) or if it is thrown: the retry runs the job",
     notFor: {
       "hono lock()": NO_LOCK_LAYER,
+      "hono limit()": NO_LOCK_LAYER,
       "lambda withLock": NO_LOCK_LAYER,
+      "lambda withLimit": NO_LOCK_LAYER,
       "lambda dedupeScheduled": NO_LOCK_LAYER,
       "workers dedupeScheduled": NO_LOCK_LAYER,
       "once()": NO_LOCK_LAYER,
@@ -262,6 +279,7 @@ export const CASES: readonly Case[] = [
       "a 503 (too few nodes answered) logs one server line by default — route, key, the cause in words, no token, no query string — and onUnavailable replaces it",
     notFor: {
       "lambda withLock": THROWS_INSTEAD,
+      "lambda withLimit": THROWS_INSTEAD,
       "lambda dedupeScheduled": THROWS_INSTEAD,
       "workers dedupeScheduled": THROWS_INSTEAD,
       "once()": THROWS_INSTEAD,
@@ -312,6 +330,7 @@ export const CASES: readonly Case[] = [
     promise: "onUnavailable that is not a function is refused with a ConfigurationError naming it",
     notFor: {
       "lambda withLock": THROWS_INSTEAD,
+      "lambda withLimit": THROWS_INSTEAD,
       "lambda dedupeScheduled": THROWS_INSTEAD,
       "workers dedupeScheduled": THROWS_INSTEAD,
       "once()": THROWS_INSTEAD,
@@ -323,6 +342,7 @@ export const CASES: readonly Case[] = [
       );
     },
   },
+  C13,
 ];
 
 /** The option a `ConfigurationError` names, thrown or rejected; `undefined` if accepted. */

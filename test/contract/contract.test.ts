@@ -1,14 +1,15 @@
 /**
- * The adapter contract (`cases.ts`) in Node against a real 3-node dev cluster: Hono `lock()` and
- * `idempotency()` on Node (`app.request`, no execution context), the Lambda wrappers (`withLock`,
- * `withIdempotency`, `dedupeScheduled`) with a Lambda-shaped context, and `once()`. The same table
- * runs inside workerd in `test/workers/contract.test.ts`.
+ * The adapter contract (`cases.ts`) in Node against a real 3-node dev cluster: Hono `lock()`,
+ * `limit()` and `idempotency()` on Node (`app.request`, no execution context), the Lambda wrappers
+ * (`withLock`, `withLimit`, `withIdempotency`, `dedupeScheduled`) with a Lambda-shaped context, and
+ * `once()`. The same table runs inside workerd in `test/workers/contract.test.ts`.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { useDevCluster } from "../support/dev-cluster";
 import { CASES, KINDS, type Kind, runContract } from "./cases";
 import { ContractCluster } from "./harness";
+import { honoLimit, lambdaWithLimit } from "./limit-surfaces";
 import {
   honoIdempotency,
   honoLock,
@@ -45,8 +46,10 @@ const node: Runtime = {
 runContract(
   [
     honoLock(node),
+    honoLimit(node),
     honoIdempotency(node),
     lambdaWithLock(),
+    lambdaWithLimit(),
     lambdaWithIdempotency(),
     lambdaDedupe(),
     onceSurface(node),
@@ -85,8 +88,10 @@ describe("the contract table", () => {
       .map((c) => c.split(", "));
     const rows: Record<string, Kind> = {
       "Hono `lock()`": "hono lock()",
+      "Hono `limit()`": "hono limit()",
       "Hono `idempotency()`": "hono idempotency()",
       "Lambda `withLock`": "lambda withLock",
+      "Lambda `withLimit`": "lambda withLimit",
       "Lambda `withIdempotency`": "lambda withIdempotency",
       "Lambda `dedupeScheduled`": "lambda dedupeScheduled",
       "Workers `dedupeScheduled`": "workers dedupeScheduled",

@@ -116,8 +116,9 @@ export interface Surface {
    */
   construct(build: Build): unknown;
   /**
-   * The surface wrapped around a lock layer (idempotency over `lock()` / `withLock`) whose
-   * `onBusy` (and, where it has one, `onError`) answers `inner.status`.
+   * The surface wrapped around a lock layer (idempotency over `lock()` / `withLock`, or over
+   * `limit()` / `withLimit`) whose `onBusy` (and, where it has one, `onError`) answers
+   * `inner.status`.
    */
   overLock?(build: Build, inner: InnerLock): Instance;
 }
@@ -135,6 +136,11 @@ export interface InnerLock {
    * header added), not that answer itself.
    */
   readonly copy?: boolean;
+  /**
+   * The layer: `lock()` / `withLock` (default), or `limit()` / `withLimit` with one permit (its
+   * key the semaphore's name).
+   */
+  readonly layer?: "lock" | "limit";
 }
 
 /** The context fields of a Lambda invocation that the wrappers read. */

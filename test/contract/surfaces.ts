@@ -7,14 +7,16 @@
  *
  * @module
  */
-import { Hono, type MiddlewareHandler } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { idempotency, lock } from "../../src/adapters/hono/index";
+import { limit } from "../../src/adapters/hono/limit";
 import {
   dedupeScheduled as lambdaScheduled,
   type WithLockOptions,
   withIdempotency,
   withLock,
 } from "../../src/adapters/lambda/index";
+import { withLimit } from "../../src/adapters/lambda/with-limit";
 import { dedupeScheduled as workersScheduled } from "../../src/adapters/workers/index";
 import { type Lock, once } from "../../src/index";
 import {
@@ -43,12 +45,12 @@ export interface Runtime {
 
 const REPLAYED = "idempotency-replayed";
 
-/** The Hono handler running the contract's job under `c.var.lock` or the claim. */
-function honoRoute(job: () => Job | undefined, ran: () => void) {
-  // biome-ignore lint/suspicious/noExplicitAny: the route serves both middlewares' variables
+/** The Hono handler running the contract's job under `c.var.lock`, `c.var.permit` or the claim. */
+export function honoRoute(job: () => Job | undefined, ran: () => void) {
+  // biome-ignore lint/suspicious/noExplicitAny: the route serves every middleware's variables
   return async (c: any) => {
     ran();
-    const held: Lock = c.var.lock ?? c.var.idempotencyClaim;
+    const held: Lock = c.var.lock ?? c.var.permit ?? c.var.idempotencyClaim;
     const answer = await (job() as Job)(held);
     if (answer === "throw") throw new Error("job failed");
     if ("stream" in answer && answer.stream !== undefined) {
@@ -68,7 +70,12 @@ function honoRoute(job: () => Job | undefined, ran: () => void) {
 }
 
 /** An instance of a Hono app: one route, one request shape. */
-function honoInstance(runtime: Runtime, app: Hono, request: () => Request, state: HonoState) {
+export function honoInstance(
+  runtime: Runtime,
+  app: Hono,
+  request: () => Request,
+  state: HonoState,
+) {
   return {
     async invoke(job: Job) {
       state.job = job;
@@ -83,7 +90,7 @@ function honoInstance(runtime: Runtime, app: Hono, request: () => Request, state
   } satisfies Instance;
 }
 
-interface HonoState {
+export interface HonoState {
   job: Job | undefined;
   ran: boolean;
 }
@@ -132,13 +139,15 @@ export function honoIdempotency(runtime: Runtime): Surface {
     const outer = idempotency({ locks: b.locks, ...b.extra });
     if (inner === undefined) app.post("/charge", outer, route);
     else {
-      const busy = lock({
-        locks: () => inner.locks(),
-        key: () => inner.key,
-        onBusy: (c) => c.text("come back later", inner.status as 200),
-        onError: (c) => c.text("come back later", inner.status as 200),
+      const answers = {
+        onBusy: (c: Context) => c.text("come back later", inner.status as 200),
+        onError: (c: Context) => c.text("come back later", inner.status as 200),
         onUnavailable: () => undefined,
-      });
+      };
+      const busy: MiddlewareHandler =
+        inner.layer === "limit"
+          ? limit({ locks: () => inner.locks(), key: inner.key, permits: 1, ...answers })
+          : lock({ locks: () => inner.locks(), key: () => inner.key, ...answers });
       // The app's CORS layer between the two answers a copy of lock()'s response.
       const cors: MiddlewareHandler = async (c, next) => {
         await next();
@@ -179,14 +188,14 @@ function httpEvent(key: string) {
 }
 
 /** What a Lambda HTTP handler returns for the job's answer. */
-async function lambdaAnswer(job: Job, lock: Lock) {
+export async function lambdaAnswer(job: Job, lock: Lock) {
   const answer = await job(lock);
   if (answer === "throw") throw new Error("job failed");
   return { statusCode: answer.status, body: "answer" };
 }
 
 /** Call a Lambda handler as the runtime would; a throw is the invocation's failure. */
-async function invokeLambda(
+export async function invokeLambda(
   handler: (event: never, context: never) => Promise<unknown>,
   event: unknown,
   ran: () => boolean,
@@ -246,14 +255,18 @@ export function lambdaWithIdempotency(): Surface {
       ran = true;
       return lambdaAnswer(job as Job, held);
     };
+    const onBusy = () => ({ statusCode: inner?.status as number, body: "come back later" });
     const guarded =
       inner === undefined
         ? (_event: unknown, _context: unknown, held: Lock | undefined) => run(held as Lock)
-        : withLock(async (_event: unknown, _context, held) => run(held), {
-            locks: () => inner.locks(),
-            key: () => inner.key,
-            onBusy: () => ({ statusCode: inner.status, body: "come back later" }),
-          });
+        : inner.layer === "limit"
+          ? // A permit is a Lock without ticket(), which no job calls.
+            withLimit(async (_event: unknown, _context, held) => run(held as unknown as Lock), {
+              ...{ locks: () => inner.locks(), key: inner.key, permits: 1, onBusy },
+            })
+          : withLock(async (_event: unknown, _context, held) => run(held), {
+              ...{ locks: () => inner.locks(), key: () => inner.key, onBusy },
+            });
     // The app's CORS step between the two answers a copy of withLock's answer.
     const addCors = (answer: unknown) =>
       inner?.copy === true

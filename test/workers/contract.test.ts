@@ -1,7 +1,7 @@
 /**
  * The adapter contract (`test/contract/cases.ts`) inside workerd against the shared dev cluster:
- * Hono `lock()` and `idempotency()` with a real `ExecutionContext` (an invocation is over once
- * its `waitUntil` work settled), Workers `dedupeScheduled` with a real `ScheduledController`, and
+ * Hono `lock()`, `limit()` and `idempotency()` with a real `ExecutionContext` (an invocation is
+ * over once its `waitUntil` work settled), Workers `dedupeScheduled` with a real `ScheduledController`, and
  * `once()`. The same table runs in Node in `test/contract/contract.test.ts`.
  */
 import {
@@ -12,6 +12,7 @@ import {
 import { env } from "cloudflare:workers";
 import { runContract } from "../contract/cases";
 import { ContractCluster } from "../contract/harness";
+import { honoLimit } from "../contract/limit-surfaces";
 import {
   honoIdempotency,
   honoLock,
@@ -44,6 +45,12 @@ const workerd: Runtime = {
 };
 
 runContract(
-  [honoLock(workerd), honoIdempotency(workerd), workersDedupe(workerd), onceSurface(workerd)],
+  [
+    honoLock(workerd),
+    honoLimit(workerd),
+    honoIdempotency(workerd),
+    workersDedupe(workerd),
+    onceSurface(workerd),
+  ],
   () => cluster,
 );

@@ -3,20 +3,19 @@ import type { Budget } from "../../budget";
 import {
   type BudgetExhaustedError,
   ConfigurationError,
-  checkKnown,
   isBudgetExhaustedError,
   isLockBusyError,
   isQuorumError,
   type LockBusyError,
-  optionalMs,
   type QuorumError,
   shown,
 } from "../../errors";
 import { type OnUnavailable, reportUnavailable, routeOf } from "../../idempotency";
 import type { Lock, Locks } from "../../lock";
-import { isLocks } from "../../lock";
-import { UNREAD_BODY_MS, untilBodyEnds } from "./body";
-import { defaultBudget, executionCtxOf } from "./context";
+import { UNREAD_BODY_MS } from "./body";
+import { defaultBudget } from "./context";
+import { holdThroughResponse, releaseNow } from "./hold";
+import { checkedKey, checkMiddlewareOptions } from "./options";
 import { BUSY_RETRY_AFTER, busyResponse, unavailableResponse } from "./problem";
 import { markLockAnswer } from "./transient";
 
@@ -115,27 +114,6 @@ export interface LockOptions<E extends Env = any, P extends string = any> {
 /** A key, or several locked together, as `key(c)` may return them. */
 type LockKeyOf = string | readonly (string | undefined)[];
 
-const isKey = (k: unknown): k is string => typeof k === "string" && k !== "";
-
-/**
- * `key(c)`'s result as `locks.acquire` takes it: a non-empty string, or a non-empty array of them.
- * Anything else (a missing route parameter's `undefined`, `""`) is the route's fault, named here
- * before any node is asked.
- */
-function checkedKey(value: unknown): string | string[] {
-  if (isKey(value)) return value;
-  if (Array.isArray(value) && value.length > 0 && value.every(isKey)) return value;
-  const what = Array.isArray(value)
-    ? `[${value.map((k) => (k === "" ? '""' : String(k))).join(", ")}]`
-    : value === ""
-      ? "an empty string"
-      : String(value);
-  throw new ConfigurationError(
-    "key",
-    `key(c) returned ${what}, expected a non-empty string or a non-empty array of them (does the route have the parameter it reads?)`,
-  );
-}
-
 const KNOWN = new Set([
   "locks",
   "key",
@@ -152,35 +130,17 @@ const KNOWN = new Set([
 ]);
 
 function validate(options: LockOptions): void {
-  if (typeof options !== "object" || options === null) {
-    throw new ConfigurationError("options", "lock() expects an options object { locks, key }");
-  }
-  // An array or a Map is refused as `options`, not read as "no locks".
-  checkKnown(options, KNOWN, "lock()");
-  const { locks, lease, wait, fencing } = options;
-  if (typeof locks !== "function" && !isLocks(locks)) {
-    throw new ConfigurationError("locks", "expected createLocks(...) or a function (c) => Locks");
-  }
+  checkMiddlewareOptions(
+    options as unknown as Record<string, unknown>,
+    KNOWN,
+    "lock()",
+    "{ locks, key }",
+  );
   if (typeof options.key !== "function") {
     throw new ConfigurationError("key", "expected a function (c) => string | string[]");
   }
-  optionalMs("lease", lease, 1);
-  optionalMs("wait", wait, 0);
-  optionalMs("retryAfter", options.retryAfter, 1);
-  if (options.exposeDetails !== undefined && typeof options.exposeDetails !== "boolean") {
-    throw new ConfigurationError(
-      "exposeDetails",
-      `expected a boolean, got ${shown(options.exposeDetails)}`,
-    );
-  }
-  optionalMs("unreadBodyTimeout", options.unreadBodyTimeout, 1);
-  if (fencing !== undefined && typeof fencing !== "boolean") {
-    throw new ConfigurationError("fencing", `expected a boolean, got ${shown(fencing)}`);
-  }
-  for (const name of ["budget", "onBusy", "onError", "onUnavailable"] as const) {
-    if (options[name] !== undefined && typeof options[name] !== "function") {
-      throw new ConfigurationError(name, "expected a function of the context");
-    }
+  if (options.fencing !== undefined && typeof options.fencing !== "boolean") {
+    throw new ConfigurationError("fencing", `expected a boolean, got ${shown(options.fencing)}`);
   }
 }
 
@@ -276,7 +236,6 @@ export function lock<E extends Env = any, P extends string = any>(
   const middleware: MiddlewareHandler = async function lock(c, next) {
     const manager = typeof locks === "function" ? locks(c) : locks;
     const lockKey = checkedKey(await key(c));
-    const ctx = executionCtxOf(c);
     const requestBudget = budget === undefined ? defaultBudget(c) : budget(c);
     let held: Lock;
     try {
@@ -299,64 +258,15 @@ export function lock<E extends Env = any, P extends string = any>(
       }
       throw error;
     }
-    const release = () => {
-      // Every node's answer, not only a majority's: the invocation may end (waitUntil) or freeze
-      // (Lambda) once this settles, and a request cut off then leaves the key until its TTL.
-      const released = held.release({ settled: true });
-      if (ctx === undefined) return released;
-      ctx.waitUntil(released);
-      return undefined;
-    };
-    /**
-     * The release at the body's end. On Workers the `waitUntil` is registered now, while the
-     * handler's request is surely live, and settles with the release started at the end.
-     */
-    const releaseAtBodyEnd = (): (() => Promise<unknown> | undefined) => {
-      if (ctx === undefined) return () => held.release({ settled: true });
-      let settle: (released: Promise<unknown>) => void = () => undefined;
-      ctx.waitUntil(new Promise<unknown>((resolve) => (settle = resolve)));
-      return () => {
-        settle(held.release({ settled: true }));
-        return undefined;
-      };
-    };
     if (fencing && held.fence === undefined) {
-      await release();
+      await releaseNow(c, held);
       throw new ConfigurationError(
         "fencing",
         "the lock has no fence token: create the Locks with createLocks({ fencing: true })",
       );
     }
     c.set("lock", held);
-    try {
-      // hono's compose catches the handler's errors (into c.error), so this rarely throws.
-      await next();
-    } catch (error) {
-      await release();
-      throw error;
-    }
-    const { body } = c.res;
-    // A body someone already reads (locked) cannot be watched: nothing of ours will see its end.
-    if (body === null || body.locked || c.req.method === "HEAD") {
-      // HEAD: hono answers with the headers only and drops the body, which nobody would read to
-      // its end: stop its producer, and release now.
-      if (body !== null && !body.locked) await body.cancel().catch(() => undefined);
-      await release();
-      return;
-    }
-    // The body may still be being produced (a stream): the protected work lasts until it ends.
-    const watched = untilBodyEnds(body, releaseAtBodyEnd(), unreadBodyTimeout);
-    c.res = new Response(watched.stream, c.res);
-    if (ctx !== undefined) return;
-    // Without waitUntil, a body that is complete already (text, JSON, bytes: read to its end
-    // within a turn of the event loop) is answered once its release settled, as a response
-    // without a body is: the next request of the same client finds the key free, and Lambda
-    // freezes nothing in flight. A streamed body is answered at once.
-    const complete = await Promise.race([
-      watched.reached.then(() => true),
-      new Promise<boolean>((resolve) => setTimeout(resolve, 0, false)),
-    ]);
-    if (complete) await watched.ended;
+    await holdThroughResponse(c, next, held, unreadBodyTimeout);
   };
   return middleware as MiddlewareHandler<LockEnv<E>>;
 }

@@ -1,10 +1,16 @@
 /**
- * The default responses of the `lock()` middleware: RFC 9457 problem details with `Retry-After`.
+ * The default responses of the `lock()` and `limit()` middleware: RFC 9457 problem details with
+ * `Retry-After`.
  *
  * @module
  */
 import type { Context } from "hono";
-import type { BudgetExhaustedError, LockBusyError, QuorumError } from "../../errors";
+import type {
+  BudgetExhaustedError,
+  LockBusyError,
+  QuorumError,
+  SemaphoreBusyError,
+} from "../../errors";
 
 /** An RFC 9457 problem details object (the members the middleware sends). */
 export interface Problem {
@@ -42,7 +48,7 @@ export function problemResponse(
 ): Response {
   const headers: Record<string, string> = { "Content-Type": "application/problem+json" };
   if (retryAfter !== undefined) headers["Retry-After"] = String(retryAfter);
-  return c.body(JSON.stringify(problem), problem.status as 409 | 503, headers);
+  return c.body(JSON.stringify(problem), problem.status as 409 | 429 | 503, headers);
 }
 
 /**
@@ -62,6 +68,32 @@ export function busyResponse(
       title: "Resource is locked",
       status: 409,
       detail: `Another request holds the lock for this resource; retry in ${seconds} s.`,
+    },
+    seconds,
+  );
+}
+
+/**
+ * Default `onBusy` of `limit()`: 429 Too Many Requests with `Retry-After: retryAfterMs` in whole
+ * seconds (default {@link BUSY_RETRY_AFTER}). Not the error's `retryAfter`: `limit()` auto-extends
+ * its permits, so their TTLs say nothing about when a handler finishes (as for a lock's holder).
+ *
+ * @example
+ * if (isSemaphoreBusyError(error)) return capacityResponse(c, error, retryAfter);
+ */
+export function capacityResponse(
+  c: Context,
+  _error: SemaphoreBusyError,
+  retryAfterMs: number = BUSY_RETRY_AFTER,
+): Response {
+  const seconds = retryAfterSeconds(retryAfterMs);
+  return problemResponse(
+    c,
+    {
+      type: "urn:edgelock:problem:at-capacity",
+      title: "Too Many Requests",
+      status: 429,
+      detail: `Every permit of this limit is in use; retry in ${seconds} s.`,
     },
     seconds,
   );
