@@ -104,7 +104,7 @@ export const SEMAPHORE_REGRESSIONS = {
     finds: "blocked-by-nobody",
   },
   /**
-   * S1 (schedule 71 of `npm run sim -- --seed 7 --mutant s-place-second-slot`, shrunk): in harsh
+   * S1 (found by `npm run sim -- --seed 7 --mutant s-place-second-slot`, shrunk): in harsh
    * weather a look's reply from node 2 is lost after it ran and the look is re-sent; the re-send
    * finds the token on its slot. Without the "find" scan it places the token on the other slot.
    */
