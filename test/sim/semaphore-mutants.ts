@@ -74,15 +74,33 @@ return found`,
 /** The client's mutants: changes to the library's source, in every client realm. */
 export const CLIENT_MUTANTS = {
   /**
-   * redis-semaphore's rule (docs/design/semaphore.md §1a): a look is granted when a majority of
-   * nodes placed the token on any slot, each node counted whatever slot it named. Regression
-   * `s-partition-pigeonhole`: three holders of two permits.
+   * redis-semaphore's rule (docs/design/semaphore.md §1 "What cannot work"): a look is granted
+   * when a majority of nodes placed the token on any slot, each node counted whatever slot it
+   * named. Regression `s-partition-pigeonhole`: three holders of two permits.
    */
   "s-count-across-slots": [
     {
       file: "src/semaphore/rounds.ts",
       from: "const count = (counts.get(reply.slot) ?? 0) + 1;\n    if (count >= quorum) return reply.slot;\n    counts.set(reply.slot, count);",
       to: "const count = (counts.get(0) ?? 0) + 1;\n    if (count >= quorum) return reply.slot;\n    counts.set(0, count);",
+    },
+  ],
+  /**
+   * The trim's other half (docs/SAFETY.md §4c "The trim": it "never touches j"): the client trims
+   * every slot, the permit's own included, on every node, those counted for it too, so the permit
+   * is gone from the nodes while its holder counts it valid. Regression `s-trim-late-node`: the
+   * later callers take both slots while the first holds one (over-capacity).
+   */
+  "s-trim-everywhere": [
+    {
+      file: "src/semaphore/acquire.ts",
+      from: "const others = plan.order.filter((s) => s !== slot);",
+      to: "const others = [...plan.order];",
+    },
+    {
+      file: "src/semaphore/acquire.ts",
+      from: "if (others.length === 0 || (reply?.granted === true && reply.slot === slot)) return;",
+      to: "if (others.length === 0) return;",
     },
   ],
 } satisfies Record<string, readonly SourcePatch[]>;

@@ -55,10 +55,10 @@ const calm = (nodes: 1 | 3 | 5): Omit<ScheduleSpec, "instances"> => ({
 
 export const SEMAPHORE_REGRESSIONS = {
   /**
-   * §1a's partition: 3 nodes, P = 2, three instances acquiring at once, each cut off from a
-   * different node (its requests there refused). Every node admits the two callers it hears, on
-   * its two slots: a count of admissions makes all three holders (`s-count-across-slots`,
-   * over-capacity); counted per slot, at most two hold.
+   * The design's partition (its §1): 3 nodes, P = 2, three instances acquiring at once, each cut
+   * off from a different node (its requests there refused). Every node admits the two callers it
+   * hears, on its two slots: a count of admissions makes all three holders
+   * (`s-count-across-slots`, over-capacity); counted per slot, at most two hold.
    */
   "s-partition-pigeonhole": {
     spec: {
@@ -70,10 +70,11 @@ export const SEMAPHORE_REGRESSIONS = {
     finds: "over-capacity",
   },
   /**
-   * A client's epoch clock 10 s ahead (another 10 s behind) must not evict live holders (§1b):
-   * two permits of P = 2 held 1.5 s on 10 s leases; the clients off by 10 s call at 100 and 150
-   * ms, waiting 3 s, and are granted only once the holders release (`sim.test.ts` checks the
-   * times). Nothing compares a client's epoch time with the nodes' data.
+   * A client's epoch clock 10 s ahead (another 10 s behind) must not evict live holders (the
+   * design's §1): two permits of P = 2 held 1.5 s on 10 s leases; the clients off by 10 s call at
+   * 100 and 150 ms, waiting 3 s, and are granted only once the holders release
+   * (`semaphore-regressions.test.ts` checks the times). Nothing compares a client's epoch time
+   * with the nodes' data.
    */
   "s-client-clock-ahead": {
     spec: {
@@ -159,10 +160,10 @@ export const SEMAPHORE_REGRESSIONS = {
    * The trim: H holds slot 0 and releases at 100, but its release reaches node 2 a second late.
    * C's look (P = 2, from 200) is decided on nodes 0 and 1 naming slot 0, and node 2, whose slot
    * 0 still holds H's token, places C's on slot 1 and answers late (a slow request): the trim
-   * then frees slot 1 there (`sim.test.ts` checks it). The mutant `s-trim-deletes-kept-slot`
-   * (the trim also clears the permit's slot) finds nothing here or anywhere: the trim goes only
-   * to nodes not counted for the permit's slot, so what it does to that slot there cannot
-   * shorten the permit (E2 needs only the counted majority).
+   * then frees slot 1 there (`semaphore-regressions.test.ts` checks it), and D, at 400, takes
+   * slot 1; E, at 401, finds both held. A trim that also clears the permit's slot everywhere
+   * (`s-trim-everywhere`) frees C's slot 0 at once: D and E both get a permit while C holds one.
+   * (The nodes' mutant `s-trim-deletes-kept-slot` finds nothing here or anywhere: see it.)
    */
   "s-trim-late-node": {
     spec: {
@@ -171,7 +172,14 @@ export const SEMAPHORE_REGRESSIONS = {
         { node: 2, from: 100, to: 110, by: 1_000 },
         { node: 2, from: 200, to: 201, by: 100 },
       ],
-      instances: [instance(2, permit(0, 3_000, 0, 100)), instance(2, permit(200, 3_000, 0, 600))],
+      instances: [
+        instance(2, permit(0, 3_000, 0, 100)),
+        instance(2, permit(200, 3_000, 0, 600)),
+        instance(2, permit(400, 3_000, 0, 200)),
+        instance(2, permit(401, 3_000, 0, 200)),
+      ],
     },
+    mutant: "s-trim-everywhere",
+    finds: "over-capacity",
   },
 } satisfies Record<string, Regression>;

@@ -84,10 +84,11 @@ export interface SemaphoreWorkload {
 }
 
 /**
- * 1–3 instances of 1–3 callers of 1–3 operations each, P ∈ {1, 2, 3, 5} per semaphore (P = 1 is the lock's
- * cross-check), an instance now and then on another P for `s0` (a deploy that changes it), an
- * epoch clock now and then up to 30 s off (places must never matter for safety: design §2e),
- * a freeze now and then. Shrinks towards one instance, P = 2, no deploy, exact clocks.
+ * 1–3 instances of 1–3 callers of 1–3 operations each, P ∈ {1, 2, 3, 5} per semaphore (P = 1 is
+ * the lock's cross-check), an instance now and then on another P for `s0` (a deploy that changes
+ * it), an epoch clock now and then up to 30 s off (places must never matter for safety: the
+ * design's §2), a freeze now and then. Shrinks towards one instance, P = 2, no deploy, exact
+ * clocks.
  *
  * @example
  * fc.tuple(lockSchedule, fc.option(semaphoreWorkload())).map(([spec, sem]) => …);
