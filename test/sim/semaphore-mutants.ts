@@ -93,14 +93,14 @@ export const CLIENT_MUTANTS = {
    */
   "s-trim-everywhere": [
     {
-      file: "src/semaphore/acquire.ts",
-      from: "const others = plan.order.filter((s) => s !== slot);",
-      to: "const others = [...plan.order];",
+      file: "src/semaphore/grant.ts",
+      from: "const slots = plan.order.filter((s) => s !== slot);",
+      to: "const slots = [...plan.order];",
     },
     {
-      file: "src/semaphore/acquire.ts",
-      from: "if (others.length === 0 || (reply?.granted === true && reply.slot === slot)) return;",
-      to: "if (others.length === 0) return;",
+      file: "src/semaphore/grant.ts",
+      from: "if (!(await needed(index))) return;",
+      to: "await needed(index);",
     },
   ],
 } satisfies Record<string, readonly SourcePatch[]>;
