@@ -4,17 +4,17 @@
  * Runs N random schedules of the deterministic simulation (test/sim: the library's real code
  * against simulated nodes running the real Lua, in virtual time, with seeded faults) and prints
  * schedules/s, operations and violations. On a bug it prints the shrunk schedule and the command
- * that replays it (`--seed S --path P`), and exits 1. `--mutant` runs the nodes with one fix of
- * issue 11 undone (see test/sim/mutants.ts), to show the campaign finds the defect.
+ * that replays it (`--seed S --path P`), and exits 1. `--mutant` runs the nodes (or the client
+ * realms) with one fix undone (see test/sim/mutants.ts), to show the campaign finds the defect.
  *
  * @module
  */
 
 import { parseArgs } from "node:util";
 import { formatCampaign, formatFailure, runCampaign } from "../test/sim/campaign";
-import { MUTANTS, type MutantName } from "../test/sim/mutants";
+import { type AnyMutantName, MUTANT_NAMES, mutantRun } from "../test/sim/mutants";
 
-const USAGE = `usage: npm run sim -- --schedules N [--seed S] [--path P] [--mutant ${Object.keys(MUTANTS).join("|")}]`;
+const USAGE = `usage: npm run sim -- --schedules N [--seed S] [--path P] [--mutant ${MUTANT_NAMES.join("|")}]`;
 
 async function main(): Promise<number> {
   let values: ReturnType<typeof parse>;
@@ -30,12 +30,12 @@ async function main(): Promise<number> {
   }
   const schedules = Number(values.schedules ?? "1000");
   const seed = Number(values.seed ?? String(Date.now() % 2 ** 31));
-  const mutant = values.mutant as MutantName | undefined;
+  const mutant = values.mutant as AnyMutantName | undefined;
   if (!Number.isSafeInteger(schedules) || schedules < 1 || !Number.isSafeInteger(seed)) {
     console.error(`--schedules and --seed take integers\n${USAGE}`);
     return 2;
   }
-  if (mutant !== undefined && !(mutant in MUTANTS)) {
+  if (mutant !== undefined && !MUTANT_NAMES.includes(mutant)) {
     console.error(`unknown mutant "${mutant}"\n${USAGE}`);
     return 2;
   }
@@ -47,7 +47,7 @@ async function main(): Promise<number> {
     schedules,
     seed,
     path: values.path,
-    overrides: mutant === undefined ? undefined : MUTANTS[mutant],
+    ...(mutant === undefined ? {} : mutantRun(mutant)),
     replaySuffix: mutant === undefined ? "" : ` --mutant ${mutant}`,
     onSchedule: (done, so) => {
       if (done % step === 0) console.log(`  ${done} schedules, ${so.seconds.toFixed(1)} s`);

@@ -80,6 +80,7 @@ function twoLateRounds(
       idempotentRuns: [],
       idempotentAnswers: [],
       problems: [],
+      permits: [],
       soloGrants: new Set(),
       resumes: new Set(),
     },

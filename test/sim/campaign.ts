@@ -9,6 +9,7 @@
 import fc from "fast-check";
 import type { ScriptOverrides } from "./mutants";
 import { type RunResult, runSchedule } from "./run";
+import type { SourcePatch } from "./runtime/bundle";
 import { opsOf, type ScheduleSpec, scheduleSpec } from "./workload/spec";
 
 /** Totals of a campaign. */
@@ -16,6 +17,9 @@ export interface CampaignReport {
   readonly schedules: number;
   readonly ops: number;
   readonly grants: number;
+  /** Permits of the semaphore workload, and the schedules that had it. */
+  readonly permits: number;
+  readonly semaphoreSchedules: number;
   readonly events: number;
   /** Schedules whose violations an empty restart explains (the README's hazard). */
   readonly hazards: number;
@@ -34,6 +38,8 @@ export interface CampaignOptions {
   readonly schedules: number;
   readonly seed: number;
   readonly overrides?: ScriptOverrides | undefined;
+  /** Changes to the library's source in the client realms (client-side mutants). */
+  readonly patches?: readonly SourcePatch[] | undefined;
   /** Appended to the printed replay command (e.g. the `--mutant` in use). */
   readonly replaySuffix?: string | undefined;
   /** Replay: the counterexample path a failed campaign printed (with its seed). */
@@ -51,17 +57,31 @@ export interface CampaignOptions {
  */
 export async function runCampaign(options: CampaignOptions): Promise<CampaignReport> {
   const started = performance.now();
-  const totals = { schedules: 0, ops: 0, grants: 0, events: 0, hazards: 0, bugs: 0 };
+  const totals = {
+    schedules: 0,
+    ops: 0,
+    grants: 0,
+    permits: 0,
+    semaphoreSchedules: 0,
+    events: 0,
+    hazards: 0,
+    bugs: 0,
+  };
   const report = (): CampaignReport => ({
     ...totals,
     seconds: (performance.now() - started) / 1_000,
   });
   let last: { spec: ScheduleSpec; result: RunResult } | undefined;
   const property = fc.asyncProperty(scheduleSpec(), async (spec) => {
-    const result = await runSchedule(spec, { overrides: options.overrides });
+    const result = await runSchedule(spec, {
+      overrides: options.overrides,
+      patches: options.patches,
+    });
     totals.schedules++;
     totals.ops += opsOf(spec);
     totals.grants += result.verdict.grants;
+    totals.permits += result.verdict.permits;
+    if (spec.instances.some((i) => i.permits !== undefined)) totals.semaphoreSchedules++;
     totals.events += result.events;
     if (result.verdict.hazards.length > 0) totals.hazards++;
     options.onSchedule?.(totals.schedules, report());
@@ -103,6 +123,7 @@ export function formatCampaign(report: CampaignReport): string {
   return [
     `${report.schedules} schedules in ${report.seconds.toFixed(1)} s (${rate.toFixed(1)} schedules/s)`,
     `operations ${report.ops} · grants ${report.grants} · simulated events ${report.events}`,
+    `semaphores: ${report.semaphoreSchedules} schedules · permits ${report.permits}`,
     `violations: ${report.bugs} bugs; ${report.hazards} schedules with the expected empty-restart hazard`,
   ].join("\n");
 }

@@ -11,7 +11,6 @@
  * @module
  */
 
-import { SHIPPED_NAMES, SOURCES, shipLua } from "../../scripts/ship-lua";
 import {
   ACQUIRE,
   COMPLETE,
@@ -23,38 +22,15 @@ import {
   RECORD,
   RELEASE,
   RESUME,
-  type Script,
 } from "../../src/scripts";
+import { mutate, type ScriptOverrides } from "./mutate";
+import type { SourcePatch } from "./runtime/bundle";
+import { CLIENT_MUTANTS, SEMAPHORE_MUTANTS } from "./semaphore-mutants";
 
-/** Lua sources to run instead of the real ones, by the SHA-1 the client sends. */
-export type ScriptOverrides = ReadonlyMap<string, string>;
-
-/**
- * The script with `from` replaced by `to` (every occurrence with `every`) in its commented source
- * (`lua.ts`, whose lines the patterns quote), shipped as the library ships it (`shipLua`): the
- * nodes run it in place of the shipped script, under the same SHA-1.
- */
-function mutate(
-  script: Script<unknown>,
-  from: string,
-  to: string,
-  every = false,
-): [string, string] {
-  const source = Object.values(SOURCES).find((lua) => shipLua(lua, SHIPPED_NAMES) === script.lua);
-  if (source === undefined) throw new Error(`mutant of ${script.name}: no source ships as it`);
-  if (!source.includes(from)) {
-    throw new Error(`mutant of ${script.name}: "${from}" is no longer in the source`);
-  }
-  const mutated = shipLua(
-    every ? source.split(from).join(to) : source.replace(from, to),
-    SHIPPED_NAMES,
-  );
-  if (mutated === script.lua) throw new Error(`mutant of ${script.name}: changes nothing`);
-  return [script.sha1, mutated];
-}
+export type { ScriptOverrides } from "./mutate";
 
 /** Each defect of §1 as the script change that brings it back. */
-export const MUTANTS = {
+const LOCK_MUTANTS = {
   /** a: EXTEND sets the requested TTL unconditionally (a failed shorter extend shortens nodes). */
   "a-extend-shortens": new Map([
     mutate(EXTEND, "if left >= 0 and left < tonumber(ttl) then", "if true then"),
@@ -294,5 +270,33 @@ export const MUTANTS = {
   ]),
 } satisfies Record<string, ScriptOverrides>;
 
-/** Name of a mutant. */
+/** The scripts' mutants: the lock's, then the semaphore's (`semaphore-mutants.ts`). */
+export const MUTANTS = { ...LOCK_MUTANTS, ...SEMAPHORE_MUTANTS };
+
+/** Name of a mutant of the scripts. */
 export type MutantName = keyof typeof MUTANTS;
+
+/** Name of any mutant: of the scripts, or of the client's source (`CLIENT_MUTANTS`). */
+export type AnyMutantName = MutantName | keyof typeof CLIENT_MUTANTS;
+
+/** Every mutant's name (the CLI's `--mutant`). */
+export const MUTANT_NAMES: readonly AnyMutantName[] = [
+  ...(Object.keys(MUTANTS) as MutantName[]),
+  ...(Object.keys(CLIENT_MUTANTS) as (keyof typeof CLIENT_MUTANTS)[]),
+];
+
+/**
+ * How a run brings mutant `name` back: the nodes' scripts it replaces, or the changes to the
+ * library's source in the client realms.
+ *
+ * @example
+ * await runSchedule(spec, mutantRun("s-count-across-slots"));
+ */
+export function mutantRun(name: AnyMutantName): {
+  overrides?: ScriptOverrides;
+  patches?: readonly SourcePatch[];
+} {
+  return name in CLIENT_MUTANTS
+    ? { patches: CLIENT_MUTANTS[name as keyof typeof CLIENT_MUTANTS] }
+    : { overrides: MUTANTS[name as MutantName] };
+}

@@ -43,6 +43,7 @@ function propertiesOf(
     idempotentRuns: [],
     idempotentAnswers: [],
     problems: [],
+    permits: [],
     soloGrants: new Set(),
     resumes: new Set(),
   };

@@ -8,14 +8,15 @@
  * @module
  */
 
-import type { MutantName } from "./mutants";
+import type { AnyMutantName } from "./mutants";
+import { SEMAPHORE_REGRESSIONS } from "./semaphore-regressions";
 import type { CallerSpec, OpSpec, ScheduleSpec } from "./workload/spec";
 
 /** A named regression schedule. */
 export interface Regression {
   readonly spec: ScheduleSpec;
   /** The mutant that brings the defect back, and the property the simulation then breaks. */
-  readonly mutant?: MutantName | undefined;
+  readonly mutant?: AnyMutantName | undefined;
   readonly finds?: string | undefined;
 }
 
@@ -1230,4 +1231,5 @@ export const REGRESSIONS = {
       ],
     },
   },
+  ...SEMAPHORE_REGRESSIONS,
 } satisfies Record<string, Regression>;

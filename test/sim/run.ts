@@ -10,6 +10,7 @@
 import type { Locks } from "../../src/index";
 import { checkSchedule, type Finding, type Verdict } from "./check/properties";
 import type { ScriptOverrides } from "./mutants";
+import { prepareBundle, type SourcePatch } from "./runtime/bundle";
 import { WEATHERS } from "./runtime/fates";
 import { SimNetwork } from "./runtime/network";
 import type { NodeClockSpec } from "./runtime/node-clock";
@@ -35,6 +36,8 @@ export interface RunResult {
 /** Options of {@link runSchedule}. */
 export interface RunOptions {
   readonly overrides?: ScriptOverrides | undefined;
+  /** Changes to the library's source in every client realm (client-side mutants). */
+  readonly patches?: readonly SourcePatch[] | undefined;
   readonly trace?: boolean | undefined;
   /** Every request, reply, publish and node fault as it happens (for debugging a schedule). */
   readonly log?: ((line: string) => void) | undefined;
@@ -67,6 +70,8 @@ export async function runSchedule(
   spec: ScheduleSpec,
   options: RunOptions = {},
 ): Promise<RunResult> {
+  const patches = options.patches ?? [];
+  if (patches.length > 0) await prepareBundle(patches);
   const scheduler = new Scheduler();
   const random = new Random(spec.seed);
   const weather = WEATHERS[spec.weather];
@@ -79,6 +84,7 @@ export async function runSchedule(
     options.log === undefined ? undefined : (line) => options.log?.(`${scheduler.now} ${line}`),
   );
   net.late = spec.late ?? [];
+  net.cuts = spec.cuts ?? [];
   const clock = { now: () => scheduler.now, sleep: (ms: number) => scheduler.sleep(ms) };
   const store = new SimStore(clock, 1);
   const observed: Observations = {
@@ -89,6 +95,7 @@ export async function runSchedule(
     idempotentRuns: [],
     idempotentAnswers: [],
     problems: [],
+    permits: [],
     soloGrants: new Set(),
     resumes: new Set(),
   };
@@ -107,8 +114,9 @@ export async function runSchedule(
     spec.instances.forEach((instance, i) => {
       const client = createClient(scheduler, {
         rate: instance.rate,
-        offsetMs: random.split(`offset:${i}`).int(-20, 20),
+        offsetMs: instance.offsetMs ?? random.split(`offset:${i}`).int(-20, 20),
         random: random.split(`client:${i}`),
+        patches,
       });
       clients.push(client);
       const locks: Locks = client.lib.createLocks({
@@ -120,7 +128,10 @@ export async function runSchedule(
         retryDelay: RETRY_DELAY,
         retryDelayMax: RETRY_DELAY_MAX,
       });
-      peers.push({ lib: client.lib, locks, instance: i, toGlobal: client.toGlobal });
+      // Tickets go to the lock workload's instances only (`to` counts among them).
+      if (instance.permits === undefined) {
+        peers.push({ lib: client.lib, locks, instance: i, toGlobal: client.toGlobal });
+      }
       const active = new Map<string, number>();
       instance.callers.forEach((caller, c) => {
         running++;
@@ -140,6 +151,7 @@ export async function runSchedule(
             active,
             wake: instance.wake,
             rate: instance.rate,
+            permits: instance.permits,
           };
           void runCaller(ctx, caller.ops).finally(() => {
             running--;
@@ -249,6 +261,10 @@ function traceOf(observed: Observations, net: SimNetwork, verdict: Verdict): str
     ...observed.idempotentAnswers.map(
       (a) =>
         `${a.at} idempotent answer ${a.key} body=${a.body} ${a.kind}${a.replayed === undefined ? "" : ` "${a.replayed}"`}`,
+    ),
+    ...observed.permits.map(
+      (p) =>
+        `${p.granted} permit ${p.id} ${p.semaphore} slot=${p.slot}/${p.permits} token=${p.token.slice(0, 8)} valid=${Math.round(p.validEnd)} release=${p.releaseStart ?? "none"}`,
     ),
     ...verdict.bugs.map((b) => `bug ${b.property}: ${b.detail}`),
   ];

@@ -13,7 +13,11 @@
  *    placed before it ("queue-order", docs/SAFETY.md §6 "The queue");
  * 6. no key is blocked by nobody: held on a majority by tokens placed after their own cleanup
  *    (a failed round's DISCARD) or release ran there (docs/SAFETY.md L3; the bound is zero once
- *    the cleanup or release reached the node);
+ *    the cleanup or release reached the node); a semaphore's slots are lock keys here, and a
+ *    permit call's every end writes its tombstone (no exception);
+ * 7. semaphores (docs/SAFETY.md §4c, `semaphore-props.ts`): no two permits of one slot overlap,
+ *    at no instant more permits are held than the largest P granted, a permit's slot is below its
+ *    P (Theorem 5), and no node ever holds one token on two slots (S1);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
  * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
  * job after a recorded run, and for Idempotency-Key requests a second run after a kept response
@@ -33,6 +37,7 @@ import type { GrantRecord, History, ResourceState, Wipe } from "../../safety/har
 import type { KeyState, TokenEnd } from "../runtime/cluster";
 import type { Observations, WaitRecord } from "../workload/actor";
 import { type Leftover, oneShotCounters } from "./counters";
+import { checkPermits, oneSlotPerToken } from "./semaphore-props";
 
 /** One finding, classified. */
 export interface Finding {
@@ -46,6 +51,8 @@ export interface Verdict {
   /** Violations explained by an empty restart (the README's predicted hazard). */
   readonly hazards: readonly Finding[];
   readonly grants: number;
+  /** Permits of the semaphore workload. */
+  readonly permits: number;
 }
 
 /** What the checks need besides the observations. */
@@ -128,11 +135,16 @@ export function checkSchedule(input: CheckInput): Verdict {
     for (const finding of blockedByNobody(input.nodeHistory)) {
       (wipes.length > 0 ? hazards : bugs).push(finding);
     }
+    // S1 is kept by every script on its own, whatever a node lost before it ran.
+    bugs.push(...oneSlotPerToken(input.nodeHistory.states));
+  }
+  for (const finding of checkPermits(observed.permits)) {
+    (wipes.length > 0 ? hazards : bugs).push(finding);
   }
   if (input.faultFree) {
     bugs.push(...liveness(input), ...fairness(input), ...queueOrder(input), ...queueIdle(input));
   }
-  return { bugs, hazards, grants: observed.grants.length };
+  return { bugs, hazards, grants: observed.grants.length, permits: observed.permits.length };
 }
 
 const TOKEN = /^[0-9a-f]{32}$/;

@@ -69,6 +69,18 @@ export interface LateWindow {
   readonly by: number;
 }
 
+/**
+ * Instance `client`'s link to `node` is cut during [from, to) (ms of virtual time after the
+ * schedule's start; default: from the start, for ever): every request it sends then fails as a
+ * refused connection, before the node sees it. Other clients reach the node (a partition).
+ */
+export interface LinkCut {
+  readonly client: number;
+  readonly node: number;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
+}
+
 /** Up, paused (requests queue until resumed) or down (requests are refused). */
 export type NodeState = "up" | "paused" | "down";
 
@@ -134,6 +146,8 @@ export class SimCluster {
   readonly tokenEnds: TokenEnd[] = [];
   /** Constructed delays (named regressions): see {@link LateWindow}. */
   late: readonly LateWindow[] = [];
+  /** Cut links (named regressions): see {@link LinkCut}. */
+  cuts: readonly LinkCut[] = [];
   /** Virtual time the schedule started (windows count from it). */
   readonly origin: number;
   readonly #last = new Map<string, KeyState>();
@@ -202,6 +216,18 @@ export class SimCluster {
     const since = this.scheduler.now - this.origin;
     const window = this.late.find((w) => w.node === index && since >= w.from && since < w.to);
     return window?.by;
+  }
+
+  /** Whether a request client `client` sends now to node `index` fails on a {@link LinkCut}. */
+  cut(client: number, index: number): boolean {
+    const since = this.scheduler.now - this.origin;
+    return this.cuts.some(
+      (c) =>
+        c.client === client &&
+        c.node === index &&
+        since >= (c.from ?? 0) &&
+        since < (c.to ?? Number.POSITIVE_INFINITY),
+    );
   }
 
   /**

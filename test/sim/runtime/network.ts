@@ -95,7 +95,11 @@ export class SimRedis implements RedisLike {
     const drawn = drawFate(this.random, cluster.weather);
     // A constructed delay (named regressions) replaces the drawn one; the draws stay the same.
     const lateBy = cluster.lateBy(this.options.node);
-    const fate = lateBy === undefined ? drawn : { ...drawn, toNode: lateBy };
+    const late = lateBy === undefined ? drawn : { ...drawn, toNode: lateBy };
+    // A cut link (named regressions) refuses the connection: the node never sees the request.
+    const fate = cluster.cut(this.options.client, this.options.node)
+      ? { ...late, outcome: "lost" as const, reset: true }
+      : late;
     trace?.(`${label} ${what} ${keys.join(" ")} fate=${fate.outcome}/${fate.toNode}/${fate.back}`);
     return new Promise((resolve, reject) => {
       // A dead client's code must never run again (its realm may serve another client now).

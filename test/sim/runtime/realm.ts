@@ -1,12 +1,12 @@
 /**
  * Simulated client processes: the library's real code (src/index.ts and the idempotency core, see
- * entry.ts; bundled once with esbuild)
+ * entry.ts; bundled once with esbuild, `bundle.ts`, or a variant of it with a client-side mutant)
  * evaluated in a `vm` context per client, whose timers, `performance.now()`, `Date.now()` and
  * `crypto.getRandomValues` are the client's own: its clock runs at `rate` × virtual time from an
  * epoch `offset`, its timers fire on the scheduler, its random bytes come from its seed. Each
  * `Locks` instance thus sees the skewed, drifting clock of a process of its own.
  *
- * Contexts are pooled: a new client reuses a context's copy of the library with the context's
+ * Contexts are pooled (per bundle): a new client reuses a context's copy of the library with the context's
  * bindings pointed at the new client. That is sound because the library keeps no mutable state at
  * module level (every `createLocks` starts afresh; checked by the replay test, which runs a
  * schedule twice on reused contexts and compares the traces). Errors thrown in a realm are that
@@ -17,7 +17,7 @@
 
 import { createHash } from "node:crypto";
 import { createContext, Script } from "node:vm";
-import { buildSync } from "esbuild";
+import { bundleFor, patchKey, type SourcePatch } from "./bundle";
 import type * as Edgelock from "./entry";
 import type { Random } from "./random";
 import type { Scheduled, Scheduler } from "./scheduler";
@@ -46,6 +46,8 @@ export interface ClientOptions {
   readonly offsetMs: number;
   /** Its random bytes (tokens, jitter). */
   readonly random: Random;
+  /** The library's source changed so (client-side mutants; prepared by `prepareBundle`). */
+  readonly patches?: readonly SourcePatch[] | undefined;
 }
 
 interface Binding {
@@ -65,30 +67,12 @@ type Factory = (
 interface Slot {
   readonly binding: { current: Binding | undefined };
   readonly lib: Lib;
+  /** Its bundle's patches (`patchKey`). */
+  readonly key: string;
   busy: boolean;
 }
 
-let compiled: Script | undefined;
 const pool: Slot[] = [];
-
-function bundle(): Script {
-  if (compiled !== undefined) return compiled;
-  const result = buildSync({
-    entryPoints: [new URL("./entry.ts", import.meta.url).pathname],
-    bundle: true,
-    write: false,
-    format: "cjs",
-    platform: "neutral",
-    target: "es2022",
-    external: ["@upstash/redis", "@upstash/redis/*"],
-    logLevel: "silent",
-  });
-  const code = result.outputFiles[0]?.text ?? "";
-  compiled = new Script(`(function (module, exports, require) {\n${code}\n})`, {
-    filename: "edgelock-sim-bundle.js",
-  });
-  return compiled;
-}
 
 /** `@upstash/redis` inside the realm: the simulation passes `RedisLike` nodes, never credentials. */
 const stubRequire = (id: string): unknown => {
@@ -104,7 +88,7 @@ const stubRequire = (id: string): unknown => {
   throw new Error(`the simulation bundle cannot require ${id}`);
 };
 
-function newSlot(): Slot {
+function newSlot(patches: readonly SourcePatch[]): Slot {
   const binding: { current: Binding | undefined } = { current: undefined };
   const current = (): Binding => {
     if (binding.current === undefined) throw new Error("a pooled realm ran without a client");
@@ -178,10 +162,10 @@ function newSlot(): Slot {
   };
   const context = createContext(sandbox);
   new Script("Date.now = () => __epoch();").runInContext(context);
-  const factory = bundle().runInContext(context) as Factory;
+  const factory = bundleFor(patches).runInContext(context) as Factory;
   const module = { exports: {} as unknown };
   factory(module, module.exports, stubRequire);
-  return { binding, lib: module.exports as Lib, busy: false };
+  return { binding, lib: module.exports as Lib, key: patchKey(patches), busy: false };
 }
 
 /**
@@ -192,9 +176,11 @@ function newSlot(): Slot {
  * const locks = client.lib.createLocks({ nodes });
  */
 export function createClient(scheduler: Scheduler, options: ClientOptions): SimClient {
-  let slot = pool.find((s) => !s.busy);
+  const patches = options.patches ?? [];
+  const key = patchKey(patches);
+  let slot = pool.find((s) => !s.busy && s.key === key);
   if (slot === undefined) {
-    slot = newSlot();
+    slot = newSlot(patches);
     pool.push(slot);
   }
   slot.busy = true;

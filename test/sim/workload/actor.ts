@@ -11,8 +11,10 @@
 
 import type * as Edgelock from "../../../src/index";
 import type { GrantRecord } from "../../safety/harness/history";
+import type { PermitRecord } from "../check/semaphore-props";
 import type { Lib } from "../runtime/realm";
 import { onceTicketOp, scheduledOp } from "./one-shot";
+import { semaphoreOp } from "./semaphore";
 import type { OpSpec } from "./spec";
 import type { Clock, SimStore } from "./store";
 
@@ -94,6 +96,8 @@ export interface Observations {
   readonly idempotentRuns: IdempotentRun[];
   readonly idempotentAnswers: IdempotentAnswer[];
   readonly problems: Problem[];
+  /** Permits of the semaphore workload (`workload/semaphore.ts`), in grant order. */
+  readonly permits: PermitRecord[];
   /**
    * Grants whose caller found no other caller of its instance holding or waiting for the same
    * key (or set) when it called: the library's line was idle, so it went straight to the nodes.
@@ -135,11 +139,14 @@ export interface ActorContext {
   readonly rate?: number | undefined;
   /** The running operation's caller found its line idle (see `Observations.soloGrants`). */
   readonly solo?: boolean | undefined;
+  /** The P this instance uses for semaphore `s<j>` (index j), as the spec gives it. */
+  readonly permits?: readonly number[] | undefined;
 }
 
 /** Errors a caller may get from the library under faults; anything else is a bug. */
 const EXPECTED = new Set([
   "LockBusyError",
+  "SemaphoreBusyError",
   "QuorumError",
   "LockLostError",
   "BudgetExhaustedError",
@@ -222,6 +229,8 @@ async function runOp(ctx: ActorContext, op: OpSpec): Promise<void> {
       return onceTicketOp(ctx, op);
     case "scheduled":
       return scheduledOp(ctx, op);
+    case "semaphore":
+      return semaphoreOp(ctx, op);
   }
 }
 

@@ -8,7 +8,7 @@
  */
 
 import fc from "fast-check";
-import type { LateWindow } from "../runtime/cluster";
+import type { LateWindow, LinkCut } from "../runtime/cluster";
 import { CLOCK_RATE_SPREAD, clockRate } from "./clocks";
 import {
   type OnceTicketSpec,
@@ -16,6 +16,7 @@ import {
   type ScheduledSpec,
   scheduledArbitrary,
 } from "./one-shot";
+import { type SemaphoreOpSpec, type SemaphoreWorkload, semaphoreWorkload } from "./semaphore";
 
 /** How often requests and streams misbehave (see `runtime/fates.ts` for the numbers). */
 export type Weather = "calm" | "faulty" | "harsh";
@@ -97,6 +98,7 @@ export type OpSpec =
     }
   | OnceTicketSpec
   | ScheduledSpec
+  | SemaphoreOpSpec
   | { readonly kind: "pause"; readonly ms: number };
 
 /** One caller (an async task of an instance): starts at `start`, runs `ops` in order. */
@@ -111,6 +113,13 @@ export interface InstanceSpec {
   /** Clock rate relative to real time, within {@link CLOCK_RATE_SPREAD} (0.995–1.005). */
   readonly rate: number;
   readonly callers: readonly CallerSpec[];
+  /**
+   * The P it uses for semaphore `s<j>` (index j; missing: `DEFAULT_PERMITS`). Given, it marks an
+   * instance of the semaphore workload: tickets of the lock workload never go to it.
+   */
+  readonly permits?: readonly number[] | undefined;
+  /** Its `Date.now()`'s offset from virtual epoch time, ms (missing: ±20 ms from the seed). */
+  readonly offsetMs?: number | undefined;
 }
 
 /** A whole schedule. */
@@ -138,6 +147,8 @@ export interface ScheduleSpec {
    * by a fixed amount, instead of their drawn delay (see `LateWindow` in `runtime/cluster.ts`).
    */
   readonly late?: readonly LateWindow[] | undefined;
+  /** Links cut (named regressions): see `LinkCut` in `runtime/cluster.ts`. */
+  readonly cuts?: readonly LinkCut[] | undefined;
   /**
    * Instances whose process stops at `at` ms (named regressions): none of its code runs again
    * (no timer, reply or message reaches it). With `streams: "open"` it froze: its streams stay
@@ -270,12 +281,58 @@ const instance = (keys: number): fc.Arbitrary<InstanceSpec> =>
 
 /**
  * Random schedules: 1, 3 or 5 nodes, 1–3 instances of 1–3 callers with 1–4 operations each, on
- * 1–3 keys (mostly 2: contention, and for locks on several keys, sets that overlap). Shrinks towards fewer instances, callers and operations, calm weather, no restarts.
+ * 1–3 keys (mostly 2: contention, and for locks on several keys, sets that overlap); in one
+ * schedule of eight, the semaphore workload's instances after those (`workload/semaphore.ts`;
+ * rarer would test it less, more would lengthen `npm test`'s bounded campaign).
+ * Shrinks towards fewer instances, callers and operations, calm weather, no restarts, no
+ * semaphores.
+ *
+ * The lock workload is drawn first and as it was before the semaphore's (the same seed gives the
+ * same lock schedule), and the semaphore's instances draw from random streams of their own in
+ * the run: a schedule's lock callers behave the same with or without them.
  *
  * @example
  * fc.assert(fc.asyncProperty(scheduleSpec(), async (spec) => (await runSchedule(spec)).ok));
  */
 export function scheduleSpec(): fc.Arbitrary<ScheduleSpec> {
+  return fc
+    .tuple(
+      lockSchedule(),
+      fc.oneof(
+        { weight: 7, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: semaphoreWorkload() },
+      ),
+    )
+    .map(([spec, semaphores]) => withSemaphores(spec, semaphores));
+}
+
+/** `spec` with the semaphore workload's instances after its own, and their freeze. */
+export function withSemaphores(
+  spec: ScheduleSpec,
+  workload: SemaphoreWorkload | undefined,
+): ScheduleSpec {
+  if (workload === undefined) return spec;
+  const first = spec.instances.length;
+  const { freeze } = workload;
+  const frozen =
+    freeze === undefined
+      ? []
+      : [
+          {
+            instance: first + (freeze.instance % workload.instances.length),
+            at: freeze.at,
+            streams: "open" as const,
+          },
+        ];
+  return {
+    ...spec,
+    instances: [...spec.instances, ...workload.instances],
+    ...(frozen.length === 0 ? {} : { stops: [...(spec.stops ?? []), ...frozen] }),
+  };
+}
+
+/** The lock workload's schedules (what {@link scheduleSpec} drew before the semaphore's). */
+function lockSchedule(): fc.Arbitrary<ScheduleSpec> {
   return fc.constantFrom(2, 1, 2, 3).chain((keys) =>
     fc.record({
       seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
