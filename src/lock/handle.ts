@@ -321,41 +321,78 @@ export class LockHandle implements Lock {
     const { keys, token, holds } = this.#grant;
     const timeoutMs = core.timeoutFor(ttl);
     const round = await core.extendRound({ keys, token, ttl, timeoutMs, budget }, holds);
-    const durationMs = performance.now() - round.startedAt;
-    const { outcomes } = round;
-    if (round.ok && validity(ttl, durationMs, core.options.driftFactor) > 0) {
-      core.emit({ type: "extend", key: this.key, result: "extended", durationMs, outcomes });
-      // The phase may have moved while the round ran. Lost: the lock stays lost (a signal never
-      // un-aborts). Ended by the holder: the new validity no longer matters.
-      const now = this.#life.now();
-      if (now === "lost") throw this.#notHeld(now);
-      if (now === "held") {
-        // Never earlier than before: no node shortens our expiry (EXTEND only raises it), so the
-        // old end still holds when this extension asked for less (docs/SAFETY.md §2, E1; §3 E3).
-        const extended = round.startedAt + ttl - drift(ttl, core.options.driftFactor);
-        this.#setValidity(Math.max(this.#validUntil, extended));
+    try {
+      const durationMs = performance.now() - round.startedAt;
+      const { outcomes } = round;
+      if (round.ok && validity(ttl, durationMs, core.options.driftFactor) > 0) {
+        core.emit({ type: "extend", key: this.key, result: "extended", durationMs, outcomes });
+        // The phase may have moved while the round ran. Lost: the lock stays lost (a signal never
+        // un-aborts). Ended by the holder: the new validity no longer matters.
+        const now = this.#life.now();
+        if (now === "lost") throw this.#notHeld(now);
+        if (now === "held") {
+          // Never earlier than before: no node shortens our expiry (EXTEND only raises it), so the
+          // old end still holds when this extension asked for less (docs/SAFETY.md §2, E1; §3 E3).
+          const extended = round.startedAt + ttl - drift(ttl, core.options.driftFactor);
+          this.#setValidity(Math.max(this.#validUntil, extended));
+        }
+        return { validUntil: this.#validUntilEpoch, outcomes };
       }
-      return { validUntil: this.#validUntilEpoch, outcomes };
+      const gone = outcomes.filter(isGone).length;
+      if (gone > n - core.quorum) this.#gone = true;
+      if (round.ok || gone > n - core.quorum) {
+        core.emit({ type: "extend", key: this.key, result: "lost", durationMs, outcomes });
+        const lostOn = describeNodes(outcomes, isGone, "our token is gone");
+        const error = new LockLostError(
+          this.key,
+          round.ok
+            ? "the extension took longer than its TTL"
+            : `expired or taken over on ${gone} of ${n} nodes (${lostOn})`,
+          { outcomes },
+        );
+        this.#lose("lost", error);
+        throw error;
+      }
+      core.emit({ type: "extend", key: this.key, result: "unavailable", durationMs, outcomes });
+      const failed = outcomes.filter(isFailed).length;
+      const why = `extension failed: ${failed} of ${n} nodes failed: ${describeNodes(outcomes)}`;
+      throw new QuorumError(this.key, withFix(outcomes, why), { outcomes });
+    } finally {
+      // Lost while the round ran (the abort timer) or by its outcome: wherever EXTEND ran, the
+      // nodes now keep t for T′ although nobody holds it (docs/SAFETY.md §3, "extend, lost").
+      if (this.#life.now() === "lost" && !round.outcomes.every(isGone)) this.#dropAtValidityEnd();
     }
-    const gone = outcomes.filter(isGone).length;
-    if (gone > n - core.quorum) this.#gone = true;
-    if (round.ok || gone > n - core.quorum) {
-      core.emit({ type: "extend", key: this.key, result: "lost", durationMs, outcomes });
-      const lostOn = describeNodes(outcomes, isGone, "our token is gone");
-      const error = new LockLostError(
-        this.key,
-        round.ok
-          ? "the extension took longer than its TTL"
-          : `expired or taken over on ${gone} of ${n} nodes (${lostOn})`,
-        { outcomes },
-      );
-      this.#lose("lost", error);
-      throw error;
-    }
-    core.emit({ type: "extend", key: this.key, result: "unavailable", durationMs, outcomes });
-    const failed = outcomes.filter(isFailed).length;
-    const why = `extension failed: ${failed} of ${n} nodes failed: ${describeNodes(outcomes)}`;
-    throw new QuorumError(this.key, withFix(outcomes, why), { outcomes });
+  }
+
+  /**
+   * After a loss that an extension round outlived, remove our token at V: a RELEASE to every node
+   * (it removes t only where t still is, L1), serving the queue as a release does, so that a
+   * waiter does not wait out a TTL that nobody holds. Not before V: the signal aborted one
+   * request timeout early so that work in flight lands inside the interval, and without the
+   * extension a majority kept t until V anyway (E2). Not a step: the handle stays `lost`; a
+   * `release()` or completion before then sends its own round instead. A round that fails, or an
+   * invocation that ends before V, leaves the token to its TTL (which a budget capped).
+   */
+  #dropAtValidityEnd(): void {
+    const drop = async (): Promise<void> => {
+      if (this.#life.now() !== "lost") return;
+      const core = this.#core;
+      await this.#releaseRound(core.lines.peek(core.lineKey(this.#grant.keys))?.firstPlace());
+    };
+    unref(setTimeout(() => void drop().catch(ignore), this.#validUntil - performance.now()));
+  }
+
+  /**
+   * This grant's release round without a hand-over: its own (a permit's), or RELEASE with the
+   * scope the grant needs — waiters placed before `before` served first, a one-shot run's
+   * counter lifetime, a queued grant's or an unheard request's tombstone (docs/SAFETY.md L3).
+   */
+  #releaseRound(before: number | undefined): Promise<Round<CasReply>> {
+    const { keys, token, timeoutMs, holds, closes, unheard, release } = this.#grant;
+    const spec = { keys, token, timeoutMs, budget: this.#budget };
+    if (release !== undefined) return release(spec);
+    const scope = { holds, before, counterMs: this.#owed?.retention, keepMs: closes, unheard };
+    return this.#core.releaseRound(spec, scope);
   }
 
   async ticket(options?: { readonly lease?: number | undefined }): Promise<LockTicket> {
@@ -523,7 +560,7 @@ export class LockHandle implements Lock {
     // re-sent request then found there (gone, or the waiter its first request handed the key
     // to). Not after an extension found it gone (its keys were deleted behind our back).
     const valid = held && !this.#gone && performance.now() < this.#validUntil;
-    const { keys, token, timeoutMs, holds } = this.#grant;
+    const { keys, token, holds } = this.#grant;
     const core = this.#core;
     // The first caller of this instance waiting for the key stands ready: hand the key over in
     // the same requests. Otherwise it asks on its own once woken (on each node after our release
@@ -540,25 +577,16 @@ export class LockHandle implements Lock {
     const offer = alone ? line?.takeOffer() : undefined;
     const next = offer?.next();
     let releasing: Promise<Round<CasReply>>;
-    if (release !== undefined) {
-      releasing = release({ keys, token, timeoutMs, budget: this.#budget });
-    } else if (offer !== undefined && next !== undefined) {
+    if (offer !== undefined && next !== undefined) {
       const handover = handoverRound(core, { keys, token, holds, budget: this.#budget }, next);
       offer.accept(handover.acquire);
       // Resolve once the next holder's round is decided too: on Workers, what this request
       // started stops when it ends, and the next holder (another request) waits on it.
       releasing = Promise.all([handover.release, handover.acquire]).then(([round]) => round);
     } else {
-      // Waiters of other instances placed before our next caller are served first (the queue).
-      const scope = {
-        holds,
-        before: line?.firstPlace(),
-        // A one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5, J1).
-        counterMs: this.#owed?.retention,
-        keepMs: closes,
-        unheard,
-      };
-      releasing = core.releaseRound({ keys, token, timeoutMs, budget: this.#budget }, scope);
+      // Waiters of other instances placed before our next caller are served first (the queue);
+      // a one-shot run's counter lives on for its retry, then expires (docs/SAFETY.md §5, J1).
+      releasing = this.#releaseRound(line?.firstPlace());
     }
     this.#grant.local.end();
     this.#settled = releasing.then((r) => r.settled);

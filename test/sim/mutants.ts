@@ -25,7 +25,7 @@ import {
 } from "../../src/scripts";
 import { mutate, type ScriptOverrides } from "./mutate";
 import type { SourcePatch } from "./runtime/bundle";
-import { CLIENT_MUTANTS, SEMAPHORE_MUTANTS } from "./semaphore-mutants";
+import { SEMAPHORE_CLIENT_MUTANTS, SEMAPHORE_MUTANTS } from "./semaphore-mutants";
 
 export type { ScriptOverrides } from "./mutate";
 
@@ -272,6 +272,25 @@ const LOCK_MUTANTS = {
 
 /** The scripts' mutants: the lock's, then the semaphore's (`semaphore-mutants.ts`). */
 export const MUTANTS = { ...LOCK_MUTANTS, ...SEMAPHORE_MUTANTS };
+
+/** The lock client's mutants: changes to the library's source, in every client realm. */
+const LOCK_CLIENT_MUTANTS = {
+  /**
+   * docs/SAFETY.md §3 "extend, lost": an extension round that the handle's loss outlived leaves
+   * its token on the nodes for the new TTL, held by nobody. Regression `x-extend-outlived-loss`:
+   * a waiter gives up while the key is free of grants (liveness).
+   */
+  "x-lost-keeps-extension": [
+    {
+      file: "src/lock/handle.ts",
+      from: 'if (this.#life.now() === "lost" && !round.outcomes.every(isGone)) this.#dropAtValidityEnd();',
+      to: "",
+    },
+  ],
+} satisfies Record<string, readonly SourcePatch[]>;
+
+/** The client's mutants: the lock's, then the semaphore's. */
+export const CLIENT_MUTANTS = { ...LOCK_CLIENT_MUTANTS, ...SEMAPHORE_CLIENT_MUTANTS };
 
 /** Name of a mutant of the scripts. */
 export type MutantName = keyof typeof MUTANTS;

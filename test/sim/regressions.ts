@@ -1231,5 +1231,35 @@ export const REGRESSIONS = {
       ],
     },
   },
+  /**
+   * x (docs/SAFETY.md §3 "extend, lost"): the campaign's finding at seed 20261201, schedule
+   * 35,165, shrunk. A holder without auto-extension (lease 150 ms) calls `extend(3000)` a few ms
+   * before its abort timer: EXTEND runs on two nodes while the timer moves the handle to `lost`,
+   * and the holder crashes. The handle releases its token at V, so the waiter of its instance
+   * gets the key then. Undone, the nodes keep the token 3 s, held by nobody, and the waiter gives
+   * up (liveness).
+   */
+  "x-extend-outlived-loss": {
+    spec: {
+      seed: 5,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(0, acquire(150, 50, 10), { kind: "using", key: 0, wait: 2_500, hold: 0 }),
+            caller(0, acquire(150, 0, 212, { extend: 3_000, end: "crash" })),
+          ],
+        },
+      ],
+    },
+    mutant: "x-lost-keeps-extension",
+    finds: "liveness",
+  },
   ...SEMAPHORE_REGRESSIONS,
 } satisfies Record<string, Regression>;

@@ -1,7 +1,7 @@
 /**
  * The semaphore's defects (docs/design/semaphore.md §5 "Mutants"; docs/SAFETY.md §4c), each
  * brought back in what the simulation runs: in the nodes' Lua (`SEMAPHORE_MUTANTS`, merged into
- * `MUTANTS`), or in the library's source in the client realms (`CLIENT_MUTANTS`: a quoted passage
+ * `MUTANTS`), or in the library's source in the client realms (`SEMAPHORE_CLIENT_MUTANTS`: a quoted passage
  * of a source file replaced when the realms' bundle is built, `runtime/bundle.ts`). Each is
  * caught by a named regression (`semaphore-regressions.ts`) or said below why none can.
  *
@@ -71,8 +71,8 @@ return found`,
   ]),
 } satisfies Record<string, ScriptOverrides>;
 
-/** The client's mutants: changes to the library's source, in every client realm. */
-export const CLIENT_MUTANTS = {
+/** The semaphore client's mutants: changes to the library's source, in every client realm. */
+export const SEMAPHORE_CLIENT_MUTANTS = {
   /**
    * redis-semaphore's rule (docs/design/semaphore.md §1 "What cannot work"): a look is granted
    * when a majority of nodes placed the token on any slot, each node counted whatever slot it
