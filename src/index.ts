@@ -25,6 +25,7 @@ export {
   isLockError,
   isLockLostError,
   isQuorumError,
+  isSemaphoreBusyError,
   isTransportError,
   LockBusyError,
   type LockBusyErrorOptions,
@@ -34,6 +35,8 @@ export {
   type LockErrorOptions,
   LockLostError,
   QuorumError,
+  SemaphoreBusyError,
+  type SemaphoreBusyErrorOptions,
   TransportError,
   type TransportErrorKind,
 } from "./errors";
@@ -61,3 +64,11 @@ export {
   type ResumeOptions,
 } from "./lock";
 export { type NodesEnv, nodesFromEnv } from "./node";
+export {
+  MAX_PERMITS,
+  type Permit,
+  type Semaphore,
+  type SemaphoreInspection,
+  type SemaphoreOptions,
+  semaphore,
+} from "./semaphore";

@@ -1,8 +1,8 @@
 /**
  * The semaphore room's door (ARCHITECTURE.md "Rooms and doors"): a counting semaphore on a quorum
  * (docs/design/semaphore.md, docs/SAFETY.md §4c): `semaphore(locks, key, { permits })`, its
- * permits, and the waiter's per-slot count. Not re-exported by `src/index.ts` yet: the
- * simulation's semaphore workload and the fair wait come first.
+ * permits, and the waiter's per-slot count. `src/index.ts` re-exports `semaphore`, its types and
+ * `MAX_PERMITS`; the rest is for the adapters and the tests.
  *
  * @module
  */

@@ -38,6 +38,16 @@ export const IMPORTS: readonly { id: string; contents: string }[] = [
     id: "import { createLocks } from edgelock",
     contents: 'export { createLocks } from "./src/index.ts";',
   },
+  // What a concurrency limit adds to an app's locks: the semaphore, its scripts and its wait.
+  {
+    id: "import { createLocks, semaphore } from edgelock",
+    contents: 'export { createLocks, semaphore } from "./src/index.ts";',
+  },
+  // The lock middleware alone: `limit()` beside it in the entry must not reach it.
+  {
+    id: "import { lock } from edgelock/hono",
+    contents: 'export { lock } from "./src/adapters/hono/index.ts";',
+  },
 ];
 
 const PEERS: readonly { id: string; contents: string }[] = [

@@ -13,7 +13,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevCluster, DevClusterError, startDevCluster } from "../../src/dev/index";
-import { type ConfigurationError, createLocks, isConfigurationError } from "../../src/index";
+import {
+  type ConfigurationError,
+  createLocks,
+  isConfigurationError,
+  semaphore,
+} from "../../src/index";
 import { quietThenReset, requests } from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";
 import { packageEntries } from "../support/entries";
@@ -23,6 +28,7 @@ import {
   type InstanceKind,
   KEY,
   type OptionsRow,
+  PERMITS,
   ROWS,
   type World,
 } from "./support/api-surface";
@@ -116,14 +122,23 @@ async function world(row: OptionsRow | undefined): Promise<World & { runs: () =>
     runs += 1;
     return "ran";
   };
-  const lock = row?.setup === undefined ? undefined : await locks.acquire(KEY, { lease: 20_000 });
-  const ticket = row?.setup === "ticket" ? await lock?.ticket({ lease: 20_000 }) : undefined;
+  const setup = row?.setup;
+  const lock =
+    setup === "lock" || setup === "ticket"
+      ? await locks.acquire(KEY, { lease: 20_000 })
+      : undefined;
+  const ticket = setup === "ticket" ? await lock?.ticket({ lease: 20_000 }) : undefined;
+  const permit =
+    setup === "permit"
+      ? await semaphore(locks, KEY, { permits: PERMITS }).acquire({ lease: 20_000 })
+      : undefined;
   return {
     nodes: dev.cluster.nodes,
     prefix,
     locks,
     lock: lock as World["lock"],
     ticket: ticket as World["ticket"],
+    permit: permit as World["permit"],
     job,
     devCluster,
     runs: () => runs,
@@ -260,15 +275,19 @@ describe("options: an unknown name, a symbol key, a prototype-less object, a non
       return;
     }
     // Still held on every node, as granted: a refused call changed nothing.
+    const held = row.setup === "permit" ? `${KEY}:permit:${w.permit.slot}` : KEY;
     for (let i = 0; i < 3; i++) {
-      expect(await dev.direct(i).pttl(`${w.prefix}${KEY}`)).toBeGreaterThan(10_000);
+      expect(await dev.direct(i).pttl(`${w.prefix}${held}`)).toBeGreaterThan(10_000);
     }
-    if (row.setup === "lock") {
+    if (row.setup === "permit") {
+      expect(w.permit.signal.aborted).toBe(false);
+      expect((await w.permit.release()).status).toBe("released");
+    } else if (row.setup === "lock") {
       expect(w.lock.signal.aborted).toBe(false);
       expect((await w.lock.release()).status).toBe("released");
     } else {
       expect((await (await w.locks.resume(w.ticket)).release()).status).toBe("released");
     }
-    for (let i = 0; i < 3; i++) expect(await dev.direct(i).pttl(`${w.prefix}${KEY}`)).toBe(-2);
+    for (let i = 0; i < 3; i++) expect(await dev.direct(i).pttl(`${w.prefix}${held}`)).toBe(-2);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * `edgelock/hono`: the `lock()` and `idempotency()` middleware for Hono apps (Cloudflare Workers, AWS Lambda through
- * hono's adapter, Node, Bun, Deno).
+ * `edgelock/hono`: the `lock()`, `limit()` and `idempotency()` middleware for Hono apps (Cloudflare
+ * Workers, AWS Lambda through hono's adapter, Node, Bun, Deno).
  *
  * @module
  */
@@ -19,5 +19,6 @@ export {
   type IdempotencyVariables,
   idempotency,
 } from "./idempotency";
+export { type LimitEnv, type LimitOptions, type LimitVariables, limit } from "./limit";
 export { type LockEnv, type LockOptions, type LockVariables, lock } from "./middleware";
 export { type Problem, retryAfterSeconds } from "./problem";

@@ -1,7 +1,8 @@
 /**
  * `edgelock/lambda`: AWS Lambda adapter. {@link withLock} runs an async handler while holding a
  * lock whose TTL is sized from `context.getRemainingTimeInMillis()`, and awaits the release before
- * the invocation returns. {@link dedupeScheduled} runs an EventBridge rule or Scheduler target at
+ * the invocation returns; {@link withLimit} runs it holding one of a semaphore's permits (at most
+ * `permits` invocations at once). {@link dedupeScheduled} runs an EventBridge rule or Scheduler target at
  * most once per scheduled occurrence. {@link withIdempotency} gives an HTTP handler (API Gateway,
  * Function URL) `Idempotency-Key` semantics. No dependency on `@types/aws-lambda` at run time: {@link LambdaContext}
  * is structural.
@@ -38,4 +39,5 @@ export {
 } from "./scheduled-key";
 export type { DedupeScheduledOptions, ScheduledJob, ScheduledSkipped } from "./scheduled-types";
 export type { LambdaContext, LambdaHandler, LockedHandler, WithLockOptions } from "./types";
+export { type LimitedHandler, type WithLimitOptions, withLimit } from "./with-limit";
 export { withLock } from "./with-lock";

@@ -16,10 +16,11 @@
  * @module
  */
 
-import { idempotency, lock } from "../../../src/adapters/hono/index";
+import { idempotency, limit, lock } from "../../../src/adapters/hono/index";
 import {
   dedupeScheduled as lambdaScheduled,
   withIdempotency,
+  withLimit,
   withLock,
 } from "../../../src/adapters/lambda/index";
 import { dedupeScheduled as workersScheduled } from "../../../src/adapters/workers/index";
@@ -31,6 +32,8 @@ import {
   type Locks,
   type LockTicket,
   once,
+  type Permit,
+  semaphore,
 } from "../../../src/index";
 import { MemoryNode, manualClock, memoryNode, memoryNodes } from "../../../src/testing/index";
 
@@ -46,19 +49,34 @@ export interface World {
   readonly lock: Lock;
   /** A ticket for the lock on {@link KEY} (rows with `setup: "ticket"`). */
   readonly ticket: LockTicket;
+  /** A permit of the semaphore {@link KEY} ({@link PERMITS}), held (rows with `setup: "permit"`). */
+  readonly permit: Permit;
   /** The protected work: must never run on a refused call. */
   readonly job: (...args: unknown[]) => Promise<string>;
   /** A one-node in-memory dev cluster, for the dev cluster's own controls. */
   readonly devCluster: DevCluster;
 }
 
+/** The permit count of the semaphore every semaphore row works on. */
+export const PERMITS = 2;
+
 /** What the API hands out, whose methods must have rows too (`Kind.method`). */
-export type InstanceKind = "Locks" | "Lock" | "Budget" | "ManualClock" | "DevCluster" | "DevNode";
+export type InstanceKind =
+  | "Locks"
+  | "Lock"
+  | "Semaphore"
+  | "Permit"
+  | "Budget"
+  | "ManualClock"
+  | "DevCluster"
+  | "DevNode";
 
 /** An instance of each kind, to enumerate its methods (the test releases and stops them). */
 export const INSTANCES: Record<InstanceKind, (w: World) => Promise<object>> = {
   Locks: async (w) => w.locks,
   Lock: async (w) => w.locks.acquire("instance"),
+  Semaphore: async (w) => semaphore(w.locks, "instance", { permits: PERMITS }),
+  Permit: async (w) => semaphore(w.locks, "instance", { permits: PERMITS }).acquire(),
   Budget: async () => budget.within(1_000),
   ManualClock: async () => manualClock(),
   DevCluster: async (w) => w.devCluster,
@@ -83,7 +101,7 @@ export interface OptionsRow {
   /** The refusal: `ConfigurationError` (default) or the dev tool's `DevClusterError`. */
   readonly refusal?: "configuration" | "dev";
   /** What must exist before the call; afterwards it is still held, then released. */
-  readonly setup?: "lock" | "ticket";
+  readonly setup?: "lock" | "ticket" | "permit";
   /** The kinds of object it hands out (their methods need rows). */
   readonly returns?: readonly InstanceKind[];
 }
@@ -118,6 +136,7 @@ const NO_ARGUMENTS = "takes no arguments";
 
 const lambdaContext = { getRemainingTimeInMillis: () => 10_000 };
 const keyOf = () => KEY;
+const sem = (w: World) => semaphore(w.locks, KEY, { permits: PERMITS });
 
 /** Every function and method of the public API, by `specifier#export` or `Kind.method`. */
 export const ROWS: Record<string, OptionsRow | ReasonRow> = {
@@ -128,6 +147,11 @@ export const ROWS: Record<string, OptionsRow | ReasonRow> = {
     returns: ["Locks"],
   },
   "edgelock#once": { call: (w, o) => once(w.locks, KEY, w.job, o as never) },
+  "edgelock#semaphore": {
+    call: (w, o) => semaphore(w.locks, KEY, o as never),
+    base: () => ({ permits: PERMITS }),
+    returns: ["Semaphore"],
+  },
   "edgelock#budget.lambda": {
     call: (_, o) => budget.lambda(lambdaContext, o as never),
     returns: ["Budget"],
@@ -160,6 +184,7 @@ export const ROWS: Record<string, OptionsRow | ReasonRow> = {
   "edgelock#LockError": { none: ERROR_CLASS },
   "edgelock#LockLostError": { none: ERROR_CLASS },
   "edgelock#QuorumError": { none: ERROR_CLASS },
+  "edgelock#SemaphoreBusyError": { none: ERROR_CLASS },
   "edgelock#TransportError": { none: ERROR_CLASS },
   "edgelock#isBudgetExhaustedError": { none: GUARD },
   "edgelock#isConfigurationError": { none: GUARD },
@@ -168,6 +193,7 @@ export const ROWS: Record<string, OptionsRow | ReasonRow> = {
   "edgelock#isLockError": { none: GUARD },
   "edgelock#isLockLostError": { none: GUARD },
   "edgelock#isQuorumError": { none: GUARD },
+  "edgelock#isSemaphoreBusyError": { none: GUARD },
   "edgelock#isTransportError": { none: GUARD },
 
   // what createLocks hands out
@@ -192,6 +218,23 @@ export const ROWS: Record<string, OptionsRow | ReasonRow> = {
   "Lock.[Symbol.asyncDispose]": {
     none: "`await using`'s end: the language calls it with no arguments",
   },
+
+  // what semaphore() hands out
+  "Semaphore.acquire": { call: (w, o) => sem(w).acquire(o as never), returns: ["Permit"] },
+  "Semaphore.tryAcquire": { call: (w, o) => sem(w).tryAcquire(o as never), returns: ["Permit"] },
+  "Semaphore.using": { call: (w, o) => sem(w).using(w.job, o as never) },
+  "Semaphore.inspect": { none: NO_ARGUMENTS },
+  "Permit.release": { call: (w, o) => w.permit.release(o as never), setup: "permit" },
+  "Permit.extend": {
+    call: (w, o) => w.permit.extend(o as never),
+    positional: "lease",
+    accepts: { number: `${NUMBER_ARGUMENT} (the new lease, ms)` },
+    setup: "permit",
+  },
+  "Permit.[Symbol.asyncDispose]": {
+    none: "`await using`'s end: the language calls it with no arguments",
+  },
+
   "Budget.remaining": { none: NO_ARGUMENTS },
   "Budget.remainingSubrequests": { none: NO_ARGUMENTS },
   "Budget.charge": {
@@ -210,6 +253,10 @@ export const ROWS: Record<string, OptionsRow | ReasonRow> = {
     call: (_, o) => lock(o as never),
     base: (w) => ({ locks: w.locks, key: keyOf }),
   },
+  "edgelock/hono#limit": {
+    call: (_, o) => limit(o as never),
+    base: (w) => ({ locks: w.locks, key: keyOf, permits: PERMITS }),
+  },
   "edgelock/hono#idempotency": {
     call: (_, o) => idempotency(o as never),
     base: (w) => ({ locks: w.locks }),
@@ -221,6 +268,10 @@ export const ROWS: Record<string, OptionsRow | ReasonRow> = {
   "edgelock/lambda#withLock": {
     call: (w, o) => withLock(w.job, o as never),
     base: (w) => ({ locks: w.locks, key: keyOf }),
+  },
+  "edgelock/lambda#withLimit": {
+    call: (w, o) => withLimit(w.job, o as never),
+    base: (w) => ({ locks: w.locks, key: keyOf, permits: PERMITS }),
   },
   "edgelock/lambda#withIdempotency": {
     call: (w, o) => withIdempotency(w.job, o as never),
