@@ -104,8 +104,7 @@ function validate(options: LimitOptions): Semaphore | undefined {
 /**
  * Hono middleware that lets at most `permits` requests run the rest of the chain at once, across
  * every instance of the app: a counting semaphore on the lock nodes (docs/SAFETY.md §4c), one
- * permit per request. **Not re-exported by `edgelock/hono` yet**: the semaphore is not public
- * until its simulation workload is done (docs/design/semaphore.md §4 "Adapters").
+ * permit per request.
  *
  * It is `lock()` with a semaphore: before `next()` it takes a permit of `key` with
  * auto-extension and sets `c.var.permit`, and it holds the permit for the whole response, a
@@ -136,7 +135,7 @@ function validate(options: LimitOptions): Semaphore | undefined {
  *
  * @example
  * ```ts
- * import { limit } from "../src/adapters/hono/limit"; // not in edgelock/hono yet
+ * import { limit } from "edgelock/hono";
  *
  * app.post("/generate", limit({ locks, key: "llm-calls", permits: 3, wait: 2_000 }), async (c) => {
  *   const text = await callTheModel(await c.req.text(), { signal: c.var.permit.signal });

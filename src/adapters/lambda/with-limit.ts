@@ -64,8 +64,7 @@ const KNOWN = new Set(["locks", "key", "permits", "lease", "wait", "margin", "re
 /**
  * Wrap an async AWS Lambda handler so that at most `permits` invocations run it at once, across
  * every container: `withLock` with a counting semaphore (docs/SAFETY.md §4c) in place of the
- * lock. **Not re-exported by `edgelock/lambda` yet**: the semaphore is not public until its
- * simulation workload is done (docs/design/semaphore.md §4 "Adapters").
+ * lock.
  *
  * Per invocation: a budget from `context.getRemainingTimeInMillis()` (`budget.lambda`, with
  * `margin` and `reserve`), then a permit of `key` (`lease`, `wait`, auto-extended), so its TTL is
@@ -82,7 +81,7 @@ const KNOWN = new Set(["locks", "key", "permits", "lease", "wait", "margin", "re
  * @returns an async `(event, context)` handler
  * @throws {ConfigurationError} at wrap time, naming the invalid option
  * @example
- * import { withLimit } from "../src/adapters/lambda/with-limit"; // not in edgelock/lambda yet
+ * import { withLimit } from "edgelock/lambda";
  *
  * export const generate = withLimit(
  *   async (event: { prompt: string }, context, permit) =>
