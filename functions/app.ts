@@ -7,13 +7,15 @@
  *   with an `Idempotency-Key`, a client's retry after a timeout gets the first answer replayed.
  * - `POST /reports/daily/rebuild`: one global lock; the rebuild outlives the lease and relies on
  *   auto-extension, and stops when `c.var.lock.signal` aborts.
+ * - `POST /exports/:id`: at most three exports render at once, across every isolate (`limit()`, a
+ *   semaphore on the lock nodes); a fourth waits up to 10 s for a permit, then gets 429.
  * - `GET /locks/:key`: per-node view of a lock, for operators (put it behind your auth).
  *
  * @module
  */
 import { type Context, Hono } from "hono";
 import { isConfigurationError, isLockLostError, type Locks } from "../src";
-import { idempotency, lock } from "../src/adapters/hono";
+import { idempotency, limit, lock } from "../src/adapters/hono";
 
 /** Timings of the example; the defaults suit a deployed Worker, tests shorten them. */
 export interface AppOptions {
@@ -25,7 +27,12 @@ export interface AppOptions {
   readonly reportLease?: number;
   /** Duration of one report rebuild, ms. @default 12000 */
   readonly reportMs?: number;
+  /** Duration of one export, ms, or a function of the request (a Worker's `[vars]`). @default 300 */
+  readonly exportMs?: number | ((c: Context) => number);
 }
+
+/** How many exports render at once, across every isolate (`POST /exports/:id`). */
+export const EXPORT_PERMITS = 3;
 
 interface Invoice {
   charges: number;
@@ -81,6 +88,7 @@ const problem = (c: Context, status: 500 | 503, title: string, detail: string) =
  */
 export function createApp(getLocks: (c: Context) => Locks, options: AppOptions = {}): Hono {
   const { paymentMs = 150, invoiceLease = 5_000, reportLease = 5_000, reportMs = 12_000 } = options;
+  const { exportMs = 300 } = options;
   // Stands in for your database. Per isolate / per Lambda instance: the lock is what keeps two
   // concurrent charges of one invoice apart, not this map.
   const invoices = new Map<string, Invoice>();
@@ -127,6 +135,23 @@ export function createApp(getLocks: (c: Context) => Locks, options: AppOptions =
         durationMs: Math.round(performance.now() - started),
         validUntil: new Date(held.validUntil).toISOString(),
       });
+    },
+  );
+
+  // Exports this isolate renders now: what each answer reports, so a burst shows the limit.
+  let rendering = 0;
+  app.post(
+    "/exports/:id",
+    limit({ locks: getLocks, key: "exports", permits: EXPORT_PERMITS, wait: 10_000 }),
+    async (c) => {
+      rendering += 1;
+      const running = rendering; // this one included
+      try {
+        await work(typeof exportMs === "number" ? exportMs : exportMs(c), c.var.permit.signal);
+      } finally {
+        rendering -= 1;
+      }
+      return c.json({ id: c.req.param("id"), status: "exported", running });
     },
   );
 

@@ -21,6 +21,8 @@ export interface Env {
   readonly UPSTASH_REDIS_REST_TOKEN?: string;
   /** Duration of the cron's simulated rebuild in ms (`[vars]`, for demos). @default 12000 */
   readonly REPORT_MS?: string | number;
+  /** Duration of one simulated export in ms (`[vars]`, for demos). @default 300 */
+  readonly EXPORT_MS?: string | number;
 }
 
 const REPORT_LEASE_MS = 5_000;
@@ -44,15 +46,23 @@ export function locksFor(env: Env): Locks {
   return locks;
 }
 
+const EXPORT_MS = 300;
+
 const app = createApp((c) => locksFor(c.env as Env), {
   reportLease: REPORT_LEASE_MS,
   reportMs: REPORT_MS,
+  exportMs: (c) => positiveMs((c.env as Env).EXPORT_MS, EXPORT_MS),
 });
+
+/** `value` as ms when it is a positive number, else `fallback`. */
+function positiveMs(value: string | number | undefined, fallback: number): number {
+  const ms = Number(value);
+  return Number.isFinite(ms) && ms > 0 ? ms : fallback;
+}
 
 /** The cron's rebuild duration: `REPORT_MS` when it is a positive number, else 12 s. */
 function cronReportMs(env: Env): number {
-  const ms = Number(env.REPORT_MS);
-  return Number.isFinite(ms) && ms > 0 ? ms : REPORT_MS;
+  return positiveMs(env.REPORT_MS, REPORT_MS);
 }
 
 /**

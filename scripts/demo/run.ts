@@ -4,8 +4,9 @@
  * without redis-server: the first lines say which). Fires bursts of concurrent requests at one
  * invoice and at many invoices, with all nodes up, with one node paused (SIGSTOP: a quorum of 2
  * still answers), and with two paused (no quorum); then fires the Worker's Cron Trigger for one
- * scheduled time several times at once and once more afterwards (duplicate deliveries). Node
- * requests are counted at the nodes' own endpoints.
+ * scheduled time several times at once and once more afterwards (duplicate deliveries), and sends
+ * a burst through the concurrency limit of `POST /exports/:id` (`./limit.ts`). Node requests are
+ * counted at the nodes' own endpoints.
  *
  * {@link runDemo} returns what it measured and the lines it would print, so that a test asserts
  * every row a newcomer sees (test/demo/demo.test.ts); scripts/start.ts prints them.
@@ -15,9 +16,11 @@
 import { createInterface } from "node:readline";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
+import { EXPORT_PERMITS } from "../../functions/app";
 import { createLocks } from "../../src";
 import { type DevCluster, type DevClusterOptions, startDevCluster } from "../../src/dev";
 import { backendLine } from "../../src/dev/cli/dev";
+import { exportBurst, type LimitSummary } from "./limit";
 
 /** One burst of requests and what came back. */
 export interface Row {
@@ -70,6 +73,7 @@ export interface DemoSummary {
   readonly rows: readonly Row[];
   readonly idempotency: IdempotencySummary;
   readonly cron: CronSummary;
+  readonly limit: LimitSummary;
   readonly lines: readonly string[];
 }
 
@@ -277,6 +281,8 @@ const CRON = "0 3 * * *";
 /** The job's `name` in functions/worker.ts: part of its dedupe key. */
 const JOB = "daily-report";
 const DEMO_REPORT_MS = 1_000;
+/** How long one export renders in the demo (`EXPORT_MS`). */
+const DEMO_EXPORT_MS = 300;
 
 /**
  * Deliver the cron event for one `scheduledTime` `times` times at once, then once more after
@@ -387,6 +393,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
         EDGELOCK_NODES: JSON.stringify(cluster.nodes),
         LOCK_PREFIX: prefix,
         REPORT_MS: String(DEMO_REPORT_MS),
+        EXPORT_MS: String(DEMO_EXPORT_MS),
       },
     });
     await mf.ready;
@@ -422,6 +429,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     cronStarted = true;
     const cron = await cronDuplicates(mf, cluster, prefix, cronBurst, workerLog);
     for (const line of cron.lines) say(line);
+    const exports = { size, permits: EXPORT_PERMITS, exportMs: DEMO_EXPORT_MS };
+    const limit = await exportBurst(mf, cluster, exports, settledNodeRequests);
+    for (const line of limit.lines) say(line);
     const idempotency = retries.summary;
     return {
       nodes: cluster.nodes.length,
@@ -429,6 +439,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
       rows,
       idempotency,
       cron: cron.summary,
+      limit: limit.summary,
       lines,
     };
   } finally {

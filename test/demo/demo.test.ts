@@ -1,6 +1,6 @@
 /**
  * `npm start` as a newcomer sees it: every row of the demo asserted, not eyeballed. Short mode (5
- * requests per burst) with the same scenarios as the real run.
+ * requests per burst, the concurrency limit's burst too) with the same scenarios as the real run.
  */
 import { describe, expect, it } from "vitest";
 import { type DemoSummary, type Row, runDemo } from "../../scripts/demo/run";
@@ -145,5 +145,31 @@ describe("npm start (the demo)", () => {
     expect(cron.markerNodes).toBe(3);
     expect(cron.keptMs).toBeGreaterThan(23 * 3_600_000);
     expect(cron.keptMs).toBeLessThanOrEqual(24 * 3_600_000);
+  });
+
+  it("a burst through limit({ permits: 3 }): every export runs, never more than three at once", () => {
+    const { limit } = demo;
+    expect([limit.requests, limit.exported, limit.tooMany, limit.other]).toEqual([
+      BURST,
+      BURST,
+      0,
+      0,
+    ]);
+    expect(limit.mostRunning).toBeLessThanOrEqual(3);
+    // The permits are used: the exports did not run one at a time.
+    expect(limit.mostRunning).toBeGreaterThan(1);
+    const text = demo.lines.join("\n");
+    expect(text).toContain(
+      `Concurrency limit: ${BURST} requests at once to POST /exports/:id, limit({ permits: 3, wait: 10_000 })`,
+    );
+    expect(text).toContain(
+      `  exported ${BURST}, 429 0, other 0; at most ${limit.mostRunning} running at once (the Worker counts its renders)`,
+    );
+    expect(text).toMatch(
+      / {2}the burst took \d+ ms: 2 turns of 300 ms, 3 at a time; the others waited for a permit/,
+    );
+    expect(text).toMatch(
+      / {2}node requests \d+ \(\d+\.\d per request; an uncontended permit costs 2N = 6/,
+    );
   });
 });
