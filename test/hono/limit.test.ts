@@ -4,15 +4,19 @@
  * handlers running (counted from the handlers' own start and end), the 429 problem and its
  * `Retry-After`, `wait` letting a burst through in waves, a streamed body holding its permit until
  * it ends, the 503 with a majority of nodes failing, answers `idempotency()` never keeps, and the
- * construction errors. Imported from its source file: not re-exported by `edgelock/hono` yet.
+ * construction errors.
  */
 import { type Context, Hono } from "hono";
 import { stream } from "hono/streaming";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
-import { idempotency } from "../../src/adapters/hono/index";
-import { type LimitOptions, limit } from "../../src/adapters/hono/limit";
-import { ConfigurationError, createLocks, type Locks } from "../../src/index";
-import { type Permit, semaphore } from "../../src/semaphore/index";
+import { idempotency, type LimitOptions, limit } from "../../src/adapters/hono/index";
+import {
+  ConfigurationError,
+  createLocks,
+  type Locks,
+  type Permit,
+  semaphore,
+} from "../../src/index";
 import { gate } from "../lambda/helpers";
 import { readBack, resetCluster, sleep, uniquePrefix } from "../lock/helpers";
 import { useDevCluster } from "../support/dev-cluster";

@@ -3,14 +3,13 @@
  * `waitUntil`), against the dev cluster: a burst of 3P requests never has more than P handlers
  * running (counted from the handlers' own start and end), the rest 429 with `Retry-After`; `wait`
  * lets the burst through; a streamed body keeps its permit until it ends; 503 with a majority of
- * nodes failing. Imported from its source file: not re-exported by `edgelock/hono` yet.
+ * nodes failing.
  */
 import { Hono } from "hono";
 import { stream } from "hono/streaming";
 import { afterEach, describe, expect, it } from "vitest";
-import { budget, type Locks } from "../../src";
-import { limit } from "../../src/adapters/hono/limit";
-import { semaphore } from "../../src/semaphore";
+import { budget, type Locks, semaphore } from "../../src";
+import { limit } from "../../src/adapters/hono";
 import { call, healAll, injectFault, sleep, testLocks } from "./support/cluster";
 
 const P = 3;

@@ -8,5 +8,5 @@
 
 export { resolveIdempotency, runIdempotent } from "../../../src/idempotency";
 export * from "../../../src/index";
-// The semaphore, not re-exported by the package yet: the simulation's semaphore workload.
+// The semaphore: the simulation's semaphore workload.
 export { semaphore } from "../../../src/semaphore";
