@@ -3,7 +3,7 @@
 // one run. Prints markdown tables and MET / NOT MET per target, and writes every number to
 // bench-results/semaphore.json.
 //
-//   npx tsx test/bench/semaphore.ts                       # about 1.5 minutes (2 s windows: 1)
+//   npx tsx test/bench/semaphore.ts                       # about 1.5 minutes (--seconds 2: 1 minute)
 //   npx tsx test/bench/semaphore.ts --nodes 3 --seconds 2 # one node count, short windows
 //   npx tsx test/bench/semaphore.ts --nodes 1,3,5 --permits 3 --hold 20 --seconds 4
 //
