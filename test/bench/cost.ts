@@ -25,7 +25,7 @@ export interface CostRow {
 }
 
 /** Node requests of `run` repeated `times`, at the endpoints, after a warm-up run. */
-async function countRequests(
+export async function countRequests(
   cluster: BenchCluster,
   times: number,
   run: () => Promise<number>,
