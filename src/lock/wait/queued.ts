@@ -8,6 +8,9 @@ import type { Handoff } from "./streams";
 import type { Counting } from "./tally";
 import { afterAttempts } from "./tried";
 
+/** Stalls a waiter makes without news (see `QueuedWait.#stalls`). */
+const STALLS_WITHOUT_NEWS = 2;
+
 /** What a queued wait needs of its call (all times on the `performance.now()` clock). */
 export interface QueuePlan {
   /** The lock's name (or the semaphore's): what its events and failures name. */
@@ -86,6 +89,15 @@ export class QueuedWait<C extends Counting = Counting> implements QueueActs {
   #nextLook = performance.now();
   /** No grant is decided before a look numbered above this (see {@link postpone}). */
   #postponed = 0;
+  /**
+   * Stalls since the last news: a hand-off message or a refresh look. Two are enough for a side
+   * to look and then pass; a waiter held back by live holders learns nothing from more, and one
+   * every `patience` would spend N requests per 20 ms until they release (a Worker's 50
+   * subrequests within a second). Then it waits for news (docs/SAFETY.md §6 "Splits").
+   */
+  #stalls = 0;
+  /** The next look was made due by a stall (`soon`), not by the refresh's clock. */
+  #forced = false;
 
   constructor(
     private readonly core: LockCore,
@@ -99,6 +111,7 @@ export class QueuedWait<C extends Counting = Counting> implements QueueActs {
     const start = this.#starts.get(handoff.look);
     if (start === undefined) return;
     this.side.handed(index, { ...handoff, start });
+    this.#stalls = 0;
     this.#woken?.();
   }
 
@@ -126,12 +139,18 @@ export class QueuedWait<C extends Counting = Counting> implements QueueActs {
       }
       partialSince = side.holding(now) ? (partialSince ?? now) : undefined;
       const patience = this.#patience();
-      if (partialSince !== undefined && now - partialSince >= patience) {
+      // Without news after two stalls, the next one waits for a hand-off or a refresh.
+      const stalling = partialSince !== undefined && this.#stalls < STALLS_WITHOUT_NEWS;
+      if (stalling && partialSince !== undefined && now - partialSince >= patience) {
         partialSince = now;
+        this.#stalls++;
         const acting = side.stalled(this);
         if (acting) await acting;
       }
       if (now >= this.#nextLook) {
+        // A refresh is news (what the holders and the queue look like now); a stall's look is not.
+        if (!this.#forced) this.#stalls = 0;
+        this.#forced = false;
         await this.#look();
         this.#due();
         continue;
@@ -139,7 +158,7 @@ export class QueuedWait<C extends Counting = Counting> implements QueueActs {
       const until = Math.min(
         this.#nextLook,
         plan.waitUntil,
-        partialSince === undefined ? Infinity : partialSince + patience,
+        partialSince === undefined || !stalling ? Infinity : partialSince + patience,
       );
       await this.#sleep(until - now);
     }
@@ -170,6 +189,7 @@ export class QueuedWait<C extends Counting = Counting> implements QueueActs {
   /** For the side's `stalled`: make the next look due now (sent before the loop sleeps). */
   soon(): void {
     this.#nextLook = 0;
+    this.#forced = true;
   }
 
   /** One look: the side's, with our registration on every node, each answer counted as it comes. */
