@@ -18,7 +18,7 @@ import {
 import { drift, type Round } from "../quorum";
 import type { SemAcquireReply } from "../scripts";
 import { permitFailure } from "./failure";
-import { type PermitGrant, permitGrant, trim } from "./grant";
+import { type PermitGrant, permitGrant, trim, trimReserve } from "./grant";
 import { queuedPermit } from "./queued";
 import { endRound, lookRound, type SlotsPlan, slotMajority } from "./rounds";
 
@@ -54,7 +54,8 @@ export async function acquirePermit(
   for (let attempt = 0; ; attempt++) {
     signal?.throwIfAborted();
     const ttl = budget === undefined ? lease : budget.ttl(lease);
-    const shortfall = budget && budgetShortfall(core, budget, { ttl, requests: 2 * n });
+    const requests = 2 * n + trimReserve(n, core.quorum);
+    const shortfall = budget && budgetShortfall(core, budget, { ttl, requests });
     if (shortfall !== undefined) throw shortfall;
     // A caller that does not wait comes after every waiter; one that waits, at its call's place.
     const at = call.wait > 0 ? place : undefined;
@@ -88,7 +89,7 @@ export async function acquirePermit(
       };
       // Each node that did not name `slot`, once its look answered.
       const all = core.nodes.map((node) => node.index);
-      const trimmed = trim(core, plan, won, all, async (index) => {
+      const trimmed = trim(core, plan, { ...won, budget }, all, async (index) => {
         await round.each[index];
         return !counted(answers, index, slot);
       });

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Budget } from "../budget";
 import type { NodeOutcome } from "../errors";
 import type { Grant, LockCore } from "../lock";
 import { PERMIT_INFIX } from "../scripts";
@@ -35,7 +36,8 @@ export interface PermitWon {
  * Trim (design §2c): DISCARD_SLOTS with every slot but `won.slot`, and the tombstone, on each node
  * of `nodes` for which `needed(index)` resolves true (it waits for the node's look to answer: a
  * look still in flight may place the token on another slot, or name `won.slot` after all). Slot j
- * is never given, so E2 for j stands. Never rejects.
+ * is never given, so E2 for j stands. Charged to the call's `budget`, whose looks leave room for it
+ * ({@link trimReserve}). Never rejects.
  *
  * @example
  * const trimmed = trim(core, plan, won, all, async (i) => !named(await round.each[i]));
@@ -43,14 +45,14 @@ export interface PermitWon {
 export function trim(
   core: LockCore,
   plan: SlotsPlan,
-  won: Pick<PermitWon, "slot" | "token" | "keepMs" | "timeoutMs">,
+  won: Pick<PermitWon, "slot" | "token" | "keepMs" | "timeoutMs"> & { budget?: Budget | undefined },
   nodes: readonly number[],
   needed: (index: number) => Promise<boolean> = () => Promise.resolve(true),
 ): Promise<void> {
-  const { slot, token, keepMs, timeoutMs } = won;
+  const { slot, token, keepMs, timeoutMs, budget } = won;
   const slots = plan.order.filter((s) => s !== slot);
   if (slots.length === 0) return Promise.resolve();
-  const spec = { token, slots, keepMs, timeoutMs, budget: undefined };
+  const spec = { token, slots, keepMs, timeoutMs, budget };
   const each = nodes.map(async (index) => {
     if (!(await needed(index))) return;
     const ended = await endRound(core, plan, spec, { nodes: [index], release: false });
@@ -61,6 +63,15 @@ export function trim(
     () => undefined,
   );
 }
+
+/**
+ * Subrequests a permit call leaves over beyond its look and its release, on `n` nodes with quorum
+ * `quorum`: its trim reaches at most the nodes not counted for the slot.
+ *
+ * @example
+ * budgetShortfall(core, budget, { ttl, requests: 2 * n + trimReserve(n, core.quorum) });
+ */
+export const trimReserve = (n: number, quorum: number): number => n - quorum;
 
 /**
  * The lock's grant for permit `won` (`trimmed`: its trim, which a settled release waits for).

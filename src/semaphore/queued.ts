@@ -18,7 +18,7 @@ import {
   type ResolvedCall,
   type RoundTerms,
 } from "../lock";
-import { type PermitGrant, permitGrant, trim } from "./grant";
+import { type PermitGrant, permitGrant, trim, trimReserve } from "./grant";
 import { endRound, type SlotsPlan } from "./rounds";
 import { permitSide } from "./side";
 
@@ -51,7 +51,8 @@ export async function queuedPermit(
   const token = newToken();
   const size = (): RoundTerms | LockError => {
     const ttl = budget === undefined ? lease : budget.ttl(lease);
-    const shortfall = budget && budgetShortfall(core, budget, { ttl, requests: 2 * n });
+    const requests = 2 * n + trimReserve(n, core.quorum);
+    const shortfall = budget && budgetShortfall(core, budget, { ttl, requests });
     return shortfall ?? { token, ttl, timeoutMs: core.timeoutFor(ttl) };
   };
   const queuePlan = {
@@ -78,7 +79,8 @@ export async function queuedPermit(
     const counted = new Set(queued.nodes);
     const others = core.nodes.map((node) => node.index).filter((index) => !counted.has(index));
     granted = true;
-    return { grant: permitGrant(core, plan, won, trim(core, plan, won, others)), slot };
+    const trimmed = trim(core, plan, { ...won, budget }, others);
+    return { grant: permitGrant(core, plan, won, trimmed), slot };
   } finally {
     listening.close();
     if (!granted) {
