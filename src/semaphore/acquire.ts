@@ -59,14 +59,17 @@ export async function acquirePermit(
     if (shortfall !== undefined) throw shortfall;
     // A caller that does not wait comes after every waiter; one that waits, at its call's place.
     const at = call.wait > 0 ? place : undefined;
-    const looked = await look(core, plan, { ttl, budget, place: at });
+    // Each retry starts its rotation at the next slot: a split the last look met (a token left on
+    // one node, a node down) is not met again in the same way.
+    const first = plan.order[attempt % plan.order.length];
+    const looked = await look(core, plan, { ttl, budget, place: at, first });
     const { round, answers } = looked;
     const slot = slotMajority(answers, core.quorum);
     const validUntil = round.startedAt + ttl - drift(ttl, core.options.driftFactor);
     const durationMs = performance.now() - round.startedAt;
     const granted =
       slot !== undefined && validUntil - performance.now() >= core.options.minValidity;
-    const outcomes = decided(round.outcomes, answers, slot);
+    const outcomes = decided(round.outcomes, answers);
     if (granted && !signal?.aborted) {
       core.emit({
         type: "acquire",
@@ -115,7 +118,7 @@ export async function acquirePermit(
       // busy semaphore from an outage (one request timeout at most), as a lock's give-up does.
       const pending = round.outcomes.some((o) => o.status === "pending");
       if (error instanceof SemaphoreBusyError || !pending) throw error;
-      const settled = decided(await round.settled, answers, slot);
+      const settled = decided(await round.settled, answers);
       throw permitFailure(core, plan, { answers, outcomes: settled }, why);
     }
     // No majority answered in time (an outage, or too little validity): try again after a
@@ -130,13 +133,18 @@ export async function acquirePermit(
 async function look(
   core: LockCore,
   plan: SlotsPlan,
-  by: { ttl: number; budget: ResolvedCall["budget"]; place: number | undefined },
+  by: {
+    ttl: number;
+    budget: ResolvedCall["budget"];
+    place: number | undefined;
+    first: number | undefined;
+  },
 ): Promise<Looked> {
-  const { ttl, budget, place } = by;
+  const { ttl, budget, place, first } = by;
   const token = newToken();
   const timeoutMs = core.timeoutFor(ttl);
   const answers = new Map<number, SemAcquireReply>();
-  const spec = { token, ttl, timeoutMs, budget, eligible: plan.order.length, place };
+  const spec = { token, ttl, timeoutMs, budget, eligible: plan.order.length, place, first };
   const round = await lookRound(core, plan, spec, (index, answer) => {
     if (answer.value !== undefined) answers.set(index, answer.value);
   });
@@ -146,17 +154,16 @@ async function look(
   return { round, answers, ttl, timeoutMs, token };
 }
 
-/** A look's outcomes as reported: the slot's nodes `ok`, the others as they answered. */
+/**
+ * A look's outcomes as reported: every node that placed our token `ok` (on the permit's slot or
+ * another: our own placement is never a refusal, so it never makes a split read as "at capacity"
+ * or "held by another caller"), the others as they answered.
+ */
 function decided(
   outcomes: readonly NodeOutcome[],
   answers: ReadonlyMap<number, SemAcquireReply>,
-  slot: number | undefined,
 ): NodeOutcome[] {
-  return outcomes.map((o) => {
-    const reply = answers.get(o.index);
-    if (reply?.granted !== true) return o;
-    return reply.slot === slot ? { ...o, status: "ok" } : { ...o, status: "held" };
-  });
+  return outcomes.map((o) => (answers.get(o.index)?.granted === true ? { ...o, status: "ok" } : o));
 }
 
 /** End a failed look's token on every node where it may be (all but the refusing ones). */

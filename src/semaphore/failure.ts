@@ -27,6 +27,7 @@ export function permitFailure(
 ): LockError {
   const { answers, outcomes } = looked;
   const n = core.nodes.length;
+  // Refusals only: a node that placed our token, on any slot, answered `ok`.
   const refusals = outcomes.filter((o) => o.status === "held");
   if (why === undefined && refusals.length > n - core.quorum) {
     const { retryAfter, held } = capacity(core, plan.order.length, answers);
@@ -38,13 +39,18 @@ export function permitFailure(
       cause === undefined ? busy : { ...busy, cause },
     );
   }
-  return failureOf(core, plan.name, { outcomes, why }, cause);
+  const placed = new Set([...answers.values()].flatMap((r) => (r.granted ? [r.slot] : [])));
+  const split =
+    placed.size > 1 ? "no slot on a majority: nodes placed the call on different slots" : undefined;
+  return failureOf(core, plan.name, { outcomes, why: why ?? split }, cause);
 }
 
 /**
- * From the refusals' per-slot PTTLs: the slots seen held on a majority, and when one slot is free
- * on a majority at most if nobody extends (per slot the Q-th smallest PTTL over the nodes: free
- * 0, no expiry or no answer never; the least over the slots; unknown: `retryDelayMax`).
+ * From the refusals' per-slot PTTLs: the slots seen held on a majority (by PTTLs the nodes
+ * reported: a node that placed our token or did not answer tells nothing and counts for no slot),
+ * and when one slot is free on a majority at most if nobody extends (per slot the Q-th smallest
+ * PTTL over the nodes: free 0, no expiry or no answer never; the least over the slots; unknown:
+ * `retryDelayMax`).
  */
 function capacity(
   core: LockCore,
@@ -63,7 +69,12 @@ function capacity(
     });
     pttls.sort((a, b) => a - b);
     const free = pttls[q - 1] ?? Number.POSITIVE_INFINITY;
-    if (pttls.filter((p) => p > 0).length >= q) held++;
+    const reported = core.nodes.filter(({ index }) => {
+      const reply = answers.get(index);
+      const pttl = reply !== undefined && "pttls" in reply ? reply.pttls[slot] : undefined;
+      return pttl !== undefined && pttl !== -2;
+    });
+    if (reported.length >= q) held++;
     retryAfter = Math.min(retryAfter, free);
   }
   return {
