@@ -1,5 +1,5 @@
 /**
- * A split is not "at capacity" (the outside review of 2026-11-28): with permits 2 on 3 nodes,
+ * A split is not "at capacity" (docs/SAFETY.md §4c, the first look): with permits 2 on 3 nodes,
  * node 2 down and node 0 keeping a stale slot-0 token (a crashed caller's look that reached only
  * node 0), no permit is held, yet a look places the call on slot 1 at node 0 and on slot 0 at
  * node 1: no slot on a majority. The call's own placements are not refusals, so this is never a

@@ -93,7 +93,7 @@ export class QueuedWait<C extends Counting = Counting> implements QueueActs {
    * Stalls since the last news: a hand-off message or a refresh look. Two are enough for a side
    * to look and then pass; a waiter held back by live holders learns nothing from more, and one
    * every `patience` would spend N requests per 20 ms until they release (a Worker's 50
-   * subrequests within a second). Then it waits for news (docs/SAFETY.md §6 "Splits").
+   * subrequests within a second). Then it waits for news (docs/SAFETY.md §6 "The queue").
    */
   #stalls = 0;
   /** The next look was made due by a stall (`soon`), not by the refresh's clock. */
