@@ -128,6 +128,40 @@ export const semaphoreWorkload = (): fc.Arbitrary<SemaphoreWorkload> =>
     ),
   );
 
+/**
+ * The drawn workload made crowded, for campaigns aimed at the permit waiters' properties (`npm
+ * run sim -- --crowded`): every call waits (a `tryAcquire` becomes an `acquire`, a wait of 0 one
+ * of 1.5 s), holds at most 600 ms, P at most 2, each caller twice (the copy 7 ms later), and no
+ * freeze (after which liveness is not judged). The draws are the workload's own, so the default
+ * schedules are unchanged.
+ *
+ * @example
+ * semaphoreWorkload().map(crowded);
+ */
+export function crowded(workload: SemaphoreWorkload): SemaphoreWorkload {
+  const op = (o: OpSpec): OpSpec =>
+    o.kind !== "semaphore"
+      ? o
+      : {
+          ...o,
+          how: o.how === "try" ? "acquire" : o.how,
+          wait: o.wait > 0 ? o.wait : 1_500,
+          hold: Math.min(o.hold, 600),
+        };
+  const instances = workload.instances.map((instance) => ({
+    ...instance,
+    permits: instance.permits?.map((p) => Math.min(p, 2)),
+    callers: instance.callers.flatMap((c) => {
+      const ops = c.ops.map(op);
+      return [
+        { start: c.start, ops },
+        { start: c.start + 7, ops },
+      ];
+    }),
+  }));
+  return { instances };
+}
+
 /** What a permit's holder sees of it (the library's `Permit`, as the realm returns it). */
 interface HeldPermit {
   readonly token: string;
