@@ -155,23 +155,28 @@ function mostHeld(permits: readonly PermitRecord[], w: PermitWait, from: number,
  */
 export function permitOrder(input: PermitWaitInput): Finding[] {
   const found: Finding[] = [];
-  const slots = input.nodes === undefined ? undefined : slotHistory(input.nodes);
+  const { nodes } = input;
+  // Built when first needed: most schedules have no candidate at all.
+  let slots: SlotHistory | undefined;
   for (const w of input.waits) {
     if (w.end === undefined || w.place === undefined) continue;
     const place = w.place;
     const end = Math.min(w.end, queuedUntil(w, input.nodeRates));
     const from = w.requested + REGISTERED_WITHIN;
-    const waiter = input.nodes && slots && waiterOnNodes(input.nodes, slots, w);
+    let seen: ReturnType<typeof waiterOnNodes> | undefined;
     for (const g of input.permits) {
       if (g.semaphore !== w.semaphore || g.id === w.grant || g.slot >= w.permits) continue;
       if (g.granted <= from || g.granted >= end) continue;
       if (g.place !== undefined && g.place <= place) continue;
-      if (waiter !== undefined && slots !== undefined) {
+      if (nodes !== undefined) {
+        slots ??= slotHistory(nodes);
+        seen ??= waiterOnNodes(nodes, slots, w);
+        const waiter = seen;
         // Nodes that placed it, before its grant, where the waiter had no record taking it.
         const fair = (slots.placed.get(g.token) ?? []).filter(
           (p) => p.at <= g.granted && (p.at <= from || waiter.away(p.node, p.at, g.slot)),
         );
-        if (new Set(fair.map((p) => p.node)).size >= waiter.quorum) continue;
+        if (new Set(fair.map((p) => p.node)).size >= nodes.quorum) continue;
       }
       const placed = g.place === undefined ? "no place (it does not wait)" : `place ${g.place}`;
       found.push({
@@ -193,10 +198,13 @@ const SLOT_KEY = /:permit:\d+$/;
 
 function slotHistory(nodes: NodeHistory): SlotHistory {
   const byKey = new Map<string, KeyState[]>();
+  const add = <T>(map: Map<string, T[]>, key: string, value: T) => {
+    const list = map.get(key);
+    if (list === undefined) map.set(key, [value]);
+    else list.push(value);
+  };
   for (const s of nodes.states) {
-    if (!SLOT_KEY.test(s.key)) continue;
-    const id = `${s.node} ${s.key}`;
-    byKey.set(id, [...(byKey.get(id) ?? []), s]);
+    if (SLOT_KEY.test(s.key)) add(byKey, `${s.node} ${s.key}`, s);
   }
   const held: SlotHistory["held"] = new Map();
   const placed: SlotHistory["placed"] = new Map();
@@ -204,12 +212,15 @@ function slotHistory(nodes: NodeHistory): SlotHistory {
     states.forEach((s, i) => {
       if (s.value === null) return;
       const next = states[i + 1];
-      const to = Math.min(next?.at ?? Infinity, s.expiresAt);
-      held.set(s.value, [...(held.get(s.value) ?? []), { node: s.node, from: s.at, to }]);
+      add(held, s.value, {
+        node: s.node,
+        from: s.at,
+        to: Math.min(next?.at ?? Infinity, s.expiresAt),
+      });
       const before = states[i - 1];
       // The same token with a new expiry (lengthened): placed earlier.
       if (before?.value === s.value && before.expiresAt > s.at) return;
-      placed.set(s.value, [...(placed.get(s.value) ?? []), { node: s.node, at: s.at }]);
+      add(placed, s.value, { node: s.node, at: s.at });
     });
   }
   return { held, placed };
@@ -225,7 +236,6 @@ function waiterOnNodes(nodes: NodeHistory, slots: SlotHistory, w: PermitWait) {
   const tokens = new Set(visits.map((v) => v.token));
   const held = [...tokens].flatMap((t) => slots.held.get(t) ?? []);
   return {
-    quorum: nodes.quorum,
     away: (node: number, at: number, slot: number): boolean =>
       held.some((h) => h.node === node && h.from <= at && at <= h.to) ||
       visits.some(

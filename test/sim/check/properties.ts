@@ -18,6 +18,9 @@
  * 7. semaphores (docs/SAFETY.md §4c, `semaphore-props.ts`): no two permits of one slot overlap,
  *    at no instant more permits are held than the largest P granted, a permit's slot is below its
  *    P (Theorem 5), and no node ever holds one token on two slots (S1);
+ * 8. on fault-free schedules without link cuts or delayed windows, permit waiters
+ *    (`permit-waits.ts`): "permit-liveness" (no give-up with capacity idle for the slack) and
+ *    "permit-order" (overtaken only as docs/SAFETY.md §4c "Order" allows);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
  * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
  * job after a recorded run, and for Idempotency-Key requests a second run after a kept response
