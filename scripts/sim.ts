@@ -6,6 +6,10 @@
  * schedules/s, operations and violations. On a bug it prints the shrunk schedule and the command
  * that replays it (`--seed S --path P`), and exits 1. `--mutant` runs the nodes (or the client
  * realms) with one fix undone (see test/sim/mutants.ts), to show the campaign finds the defect.
+ * `--semaphores` puts the semaphore workload in every schedule (else one in eight), `--crowded`
+ * its crowded form (every call waiting, short holds, P at most 2, each caller twice, no freeze),
+ * and `--fault-free` makes every schedule calm with no restarts, where liveness and order are
+ * judged (test/sim/workload/spec.ts `ScheduleFocus`).
  *
  * @module
  */
@@ -14,7 +18,7 @@ import { parseArgs } from "node:util";
 import { formatCampaign, formatFailure, runCampaign } from "../test/sim/campaign";
 import { type AnyMutantName, MUTANT_NAMES, mutantRun } from "../test/sim/mutants";
 
-const USAGE = `usage: npm run sim -- --schedules N [--seed S] [--path P] [--mutant ${MUTANT_NAMES.join("|")}]`;
+const USAGE = `usage: npm run sim -- --schedules N [--seed S] [--path P] [--semaphores] [--crowded] [--fault-free] [--mutant ${MUTANT_NAMES.join("|")}]`;
 
 async function main(): Promise<number> {
   let values: ReturnType<typeof parse>;
@@ -40,7 +44,7 @@ async function main(): Promise<number> {
     return 2;
   }
   console.log(
-    `edgelock simulation: ${schedules} schedules from seed ${seed}${mutant ? ` (mutant ${mutant})` : ""}`,
+    `edgelock simulation: ${schedules} schedules from seed ${seed}${mutant ? ` (mutant ${mutant})` : ""}${values.semaphores || values.crowded ? `, ${values.crowded ? "crowded " : ""}semaphores in every one` : ""}${values["fault-free"] ? ", all fault-free" : ""}`,
   );
   const step = Math.max(1, Math.floor(schedules / 10));
   const report = await runCampaign({
@@ -48,7 +52,17 @@ async function main(): Promise<number> {
     seed,
     path: values.path,
     ...(mutant === undefined ? {} : mutantRun(mutant)),
-    replaySuffix: mutant === undefined ? "" : ` --mutant ${mutant}`,
+    focus: {
+      semaphores: values.semaphores,
+      crowded: values.crowded,
+      faultFree: values["fault-free"],
+    },
+    replaySuffix: [
+      values.semaphores === true ? " --semaphores" : "",
+      values.crowded === true ? " --crowded" : "",
+      values["fault-free"] === true ? " --fault-free" : "",
+      mutant === undefined ? "" : ` --mutant ${mutant}`,
+    ].join(""),
     onSchedule: (done, so) => {
       if (done % step === 0) console.log(`  ${done} schedules, ${so.seconds.toFixed(1)} s`);
     },
@@ -65,6 +79,10 @@ function parse() {
       seed: { type: "string" },
       path: { type: "string" },
       mutant: { type: "string" },
+      // Every schedule with the semaphore workload; every schedule calm with no restarts.
+      semaphores: { type: "boolean" },
+      crowded: { type: "boolean" },
+      "fault-free": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   }).values;

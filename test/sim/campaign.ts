@@ -10,7 +10,7 @@ import fc from "fast-check";
 import type { ScriptOverrides } from "./mutants";
 import { type RunResult, runSchedule } from "./run";
 import type { SourcePatch } from "./runtime/bundle";
-import { opsOf, type ScheduleSpec, scheduleSpec } from "./workload/spec";
+import { opsOf, type ScheduleFocus, type ScheduleSpec, scheduleSpec } from "./workload/spec";
 
 /** Totals of a campaign. */
 export interface CampaignReport {
@@ -44,6 +44,8 @@ export interface CampaignOptions {
   readonly replaySuffix?: string | undefined;
   /** Replay: the counterexample path a failed campaign printed (with its seed). */
   readonly path?: string | undefined;
+  /** Every schedule with the semaphore workload, or fault-free (see `ScheduleFocus`). */
+  readonly focus?: ScheduleFocus | undefined;
   /** Called after every schedule (progress output). */
   readonly onSchedule?: ((done: number, report: CampaignReport) => void) | undefined;
 }
@@ -72,7 +74,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     seconds: (performance.now() - started) / 1_000,
   });
   let last: { spec: ScheduleSpec; result: RunResult } | undefined;
-  const property = fc.asyncProperty(scheduleSpec(), async (spec) => {
+  const property = fc.asyncProperty(scheduleSpec(options.focus), async (spec) => {
     const result = await runSchedule(spec, {
       overrides: options.overrides,
       patches: options.patches,

@@ -8,6 +8,7 @@
  */
 
 import type { Locks } from "../../src/index";
+import type { Freeze } from "./check/permit-waits";
 import { checkSchedule, type Finding, type Verdict } from "./check/properties";
 import type { ScriptOverrides } from "./mutants";
 import { prepareBundle, type SourcePatch } from "./runtime/bundle";
@@ -96,6 +97,7 @@ export async function runSchedule(
     idempotentAnswers: [],
     problems: [],
     permits: [],
+    permitWaits: [],
     soloGrants: new Set(),
     resumes: new Set(),
   };
@@ -146,6 +148,7 @@ export async function runSchedule(
             instance: i,
             caller: c,
             toGlobal: client.toGlobal,
+            epoch: client.epoch,
             observed,
             keyName: (key: number) => `k${key}`,
             active,
@@ -197,6 +200,7 @@ export async function runSchedule(
       wipes: net.wipes,
       remaining,
       faultFree: spec.weather === "calm" && spec.restarts === "none",
+      freezes: freezesOf(spec, start),
       livenessSlack: 2 * RETRY_DELAY_MAX + 1_500,
       // Half a refresh: a release that serves nobody leaves the key free up to a whole one.
       queueIdle: RETRY_DELAY_MAX / 2,
@@ -209,6 +213,7 @@ export async function runSchedule(
         nodes: spec.nodes,
         quorum: Math.floor(spec.nodes / 2) + 1,
         prefix: "sim:",
+        visits: net.roomVisits,
       },
     });
     const result = { ...verdict, bugs: [...stuck, ...verdict.bugs] };
@@ -218,6 +223,16 @@ export async function runSchedule(
     for (const client of clients) client.kill();
     releaseClients();
   }
+}
+
+/**
+ * The processes that froze, in global time, for the permit waiters' properties; `undefined` with
+ * a link cut or a delayed window (a named regression's faults, which `faultFree` does not see):
+ * permit waiters are then not judged.
+ */
+function freezesOf(spec: ScheduleSpec, start: number): Freeze[] | undefined {
+  if ((spec.cuts ?? []).length > 0 || (spec.late ?? []).length > 0) return undefined;
+  return (spec.stops ?? []).map((stop) => ({ instance: stop.instance, at: start + stop.at }));
 }
 
 /** Pauses and restarts of a minority of nodes, at seeded times within the first seconds. */

@@ -103,4 +103,32 @@ export const SEMAPHORE_CLIENT_MUTANTS = {
       to: "await needed(index);",
     },
   ],
+  /**
+   * docs/SAFETY.md §4c "Order", undone (commit 577f3c0, "a tryAcquire of a permit comes after
+   * every waiter"): a call that does not wait looks with its call's place, so one from an
+   * instance whose clock is behind comes before waiters that called earlier, and a look of it
+   * that finds a slot free takes it instead of handing it to them. Regression
+   * `s-try-before-waiter`: "permit-order".
+   */
+  "s-try-keeps-place": [
+    {
+      file: "src/semaphore/acquire.ts",
+      from: "const at = call.wait > 0 ? place : undefined;",
+      to: "const at = place;",
+    },
+  ],
+  /**
+   * docs/SAFETY.md §6 "Progress" for permits (§4c "Waiting": a look is SEM_ACQUIRE with the
+   * registration): a waiting call's looks only register, placing on no free slot, so it is
+   * served by hand-offs alone, and a slot freed by its holder's expiry (a crashed holder: no
+   * script hands it on) stays free while it waits. Regression `s-expired-slot-waiter`:
+   * "permit-liveness".
+   */
+  "s-look-never-places": [
+    {
+      file: "src/semaphore/side.ts",
+      from: "eligible: aim === undefined ? plan.order.length : 1,",
+      to: "eligible: aim === undefined ? 0 : 1,",
+    },
+  ],
 } satisfies Record<string, readonly SourcePatch[]>;

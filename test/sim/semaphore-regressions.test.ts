@@ -1,7 +1,8 @@
 /**
  * What the semaphore's named schedules (`semaphore-regressions.ts`) show beyond "no bug, and the
  * mutant's bug" (which `sim.test.ts` checks for every regression): clients whose epoch clocks
- * are 10 s off are served only once a holder releases; the trim after a slow node frees the
+ * are 10 s off are served only once a holder releases; a waiter is served a crashed holder's
+ * slot at its expiry, before a `tryAcquire` looking then; the trim after a slow node frees the
  * other slot there while the permit is held, and clearing the permit's own slot there too (the
  * mutant `s-trim-deletes-kept-slot`) is invisible; the semaphore workload leaves a lock
  * schedule's lock callers as they were.
@@ -35,6 +36,20 @@ describe("semaphore regressions", () => {
     expect(offClock.map((p) => p.id.split("/")[0]).sort()).toEqual(["i1", "i2"]);
     const released = Math.min(first?.release ?? 0, second?.release ?? 0);
     for (const p of offClock) expect(p.at).toBeGreaterThanOrEqual(released);
+  });
+
+  it("a waiter takes a crashed holder's slot at its expiry, before a tryAcquire 10 s behind", async () => {
+    for (const name of ["s-expired-slot-waiter", "s-try-before-waiter"] as const) {
+      const { verdict, trace } = await runSchedule(REGRESSIONS[name].spec, { trace: true });
+      expect(verdict.bugs).toEqual([]);
+      const [held, waiter, ...rest] = permits(trace);
+      expect(held?.id).toMatch(/^i0\//);
+      expect(waiter?.id).toMatch(/^i1\//);
+      // The slot expires at 500 ms (lease 500, granted within a few ms): served within 10 ms.
+      expect(waiter?.at).toBeGreaterThanOrEqual(500);
+      expect(waiter?.at).toBeLessThan(510);
+      expect(rest).toEqual([]);
+    }
   });
 
   it("the trim frees the slow node's other slot while the permit is held", async () => {

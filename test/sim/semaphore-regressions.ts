@@ -1,7 +1,9 @@
 /**
  * The semaphore's named schedules (docs/design/semaphore.md §5 "Regressions"; docs/SAFETY.md
  * §4c): the partition that defeats a count per node, a client clock seconds ahead, a look that
- * lands after its permit's release, a re-sent look, and a trim after a slow node. Each passes
+ * lands after its permit's release, a re-sent look, a trim after a slow node, and for permit
+ * waiters a `tryAcquire` looking while a waiter's slot expired and a waiter served after an
+ * expiry (`check/permit-waits.ts`). Each passes
  * with the library as it is; with `mutant` the simulation finds `finds`. Merged into
  * `REGRESSIONS` (`regressions.ts`), so `sim.test.ts` runs them as it runs the lock's.
  *
@@ -181,5 +183,45 @@ export const SEMAPHORE_REGRESSIONS = {
     },
     mutant: "s-trim-everywhere",
     finds: "over-capacity",
+  },
+  /**
+   * §4c "Order": H (P = 1, lease 500 ms) crashes holding the permit; W calls at 50 and waits in
+   * the room. The slot expires at about 500 with no script to hand it on, and T, a `tryAcquire`
+   * of an instance whose clock is 10 s behind, looks in the few ms before W's look at the
+   * expiry: its SEM_ACQUIRE hands the slot to W and T finds it held. With a call that does not
+   * wait carrying its call's place (`s-try-keeps-place`), T comes 10 s before W and takes it.
+   */
+  "s-try-before-waiter": {
+    spec: {
+      ...calm(3),
+      instances: [
+        instance(1, { start: 0, ops: [take(500, 0, 100, { end: "crash" })] }),
+        instance(1, permit(50, 1_000, 2_000, 100)),
+        {
+          ...instance(1, { start: 501, ops: [take(1_000, 0, 100, { how: "try" })] }),
+          offsetMs: -10_000,
+        },
+      ],
+    },
+    mutant: "s-try-keeps-place",
+    finds: "permit-order",
+  },
+  /**
+   * §6 "Progress" for permits: H (P = 1, lease 500 ms) crashes holding the permit; W calls at 50
+   * and waits 2.5 s. The slot expires at about 500 with no script to hand it on; W's next look
+   * (at the expiry it read, or its refresh) places its token there. With looks that only
+   * register (`s-look-never-places`), nothing serves W: it gives up at 2.55 s with the slot free
+   * for over 2 s, beyond the liveness slack (1.9 s).
+   */
+  "s-expired-slot-waiter": {
+    spec: {
+      ...calm(3),
+      instances: [
+        instance(1, { start: 0, ops: [take(500, 0, 100, { end: "crash" })] }),
+        instance(1, permit(50, 1_000, 2_500, 100)),
+      ],
+    },
+    mutant: "s-look-never-places",
+    finds: "permit-liveness",
   },
 } satisfies Record<string, Regression>;

@@ -64,20 +64,26 @@ export function lockSide(
         }
         heard();
       }),
-    handed: (index, handoff) => tally.handed(index, handoff),
+    // A node that handed us the key has nobody ahead there any more.
+    handed: (index, handoff) => {
+      aheads.delete(index);
+      tally.handed(index, handoff);
+    },
     // A caller before us in the queue's order holds a node we lack: we are the one to give way.
     // The node compares (place, token) and reports the holder's place only then (ACQUIRE):
     // callers that started in the same millisecond (the callers of one instance in a burst) have
     // one place, and comparing places alone left each of a split's holders waiting for the
     // others to pass (a place is never negative; -1: none ahead). Else the release is in flight
     // or a message was lost: a look now finds out.
-    stalled: (acts) =>
-      someAbove(aheads, -1)
-        ? acts.pass(({ look, terms, queue }) => {
-            tally.passed(look);
-            return core.passRound({ keys, ...terms, budget }, queue);
-          })
-        : acts.soon(),
+    stalled: (acts) => {
+      if (!someAbove(aheads, -1)) return acts.soon();
+      // A pass acts on one look: the next one looks first (the holder ahead may have released).
+      aheads.clear();
+      return acts.pass(({ look, terms, queue }) => {
+        tally.passed(look);
+        return core.passRound({ keys, ...terms, budget }, queue);
+      });
+    },
     holding: (now) => tally.holding(now).length > 0,
     // A done marker seen on some node still stands: the job of this key finished, never grant.
     decide: (now) => (someAbove(marked, now) ? undefined : tally.decide(now)),

@@ -18,6 +18,9 @@
  * 7. semaphores (docs/SAFETY.md §4c, `semaphore-props.ts`): no two permits of one slot overlap,
  *    at no instant more permits are held than the largest P granted, a permit's slot is below its
  *    P (Theorem 5), and no node ever holds one token on two slots (S1);
+ * 8. on fault-free schedules without link cuts or delayed windows, permit waiters
+ *    (`permit-waits.ts`): "permit-liveness" (no give-up with capacity idle for the slack) and
+ *    "permit-order" (overtaken only as docs/SAFETY.md §4c "Order" allows);
  * plus what the library must never do under any faults: an error of an unexpected kind, a release
  * of a valid lock reported `expired`, a grant after the caller aborted, a second run of a `once()`
  * job after a recorded run, and for Idempotency-Key requests a second run after a kept response
@@ -34,10 +37,14 @@
 import { HANDOVER_RUN_MAX } from "../../../src/lock/wait/queue";
 import { checkHistory, intervalEnd, type Violation } from "../../safety/harness/checker";
 import type { GrantRecord, History, ResourceState, Wipe } from "../../safety/harness/history";
-import type { KeyState, TokenEnd } from "../runtime/cluster";
+import type { KeyState, RoomVisit, TokenEnd } from "../runtime/cluster";
 import type { Observations, WaitRecord } from "../workload/actor";
 import { type Leftover, oneShotCounters } from "./counters";
+import { type Freeze, permitLiveness, permitOrder } from "./permit-waits";
+import { queuedUntil, REGISTERED_WITHIN } from "./queued-until";
 import { checkPermits, oneSlotPerToken } from "./semaphore-props";
+
+export { REGISTERED_WITHIN };
 
 /** One finding, classified. */
 export interface Finding {
@@ -77,6 +84,12 @@ export interface CheckInput {
   readonly nodeRates?: readonly number[] | undefined;
   /** What the nodes' lock keys held over time (see {@link blockedByNobody}). */
   readonly nodeHistory?: NodeHistory | undefined;
+  /**
+   * The processes that froze (`PermitWaitInput.freezes`), when permit waiters are judged on a
+   * fault-free schedule; not given (a named schedule's link cuts or delayed windows, which
+   * `faultFree` does not see): they are not.
+   */
+  readonly freezes?: readonly Freeze[] | undefined;
 }
 
 /** The lock keys' values on every node over time, and where each token's release or discard ran. */
@@ -87,6 +100,8 @@ export interface NodeHistory {
   readonly quorum: number;
   /** The lock keys' prefix on the nodes (a wait's key `k0` is the nodes' `<prefix>k0`). */
   readonly prefix: string;
+  /** The semaphore looks and passes that ran (for "permit-order"). */
+  readonly visits?: readonly RoomVisit[] | undefined;
 }
 
 const describe = (v: Violation): string => `${v.kind} on ${v.key}: ${JSON.stringify(v)}`;
@@ -143,6 +158,12 @@ export function checkSchedule(input: CheckInput): Verdict {
   }
   if (input.faultFree) {
     bugs.push(...liveness(input), ...fairness(input), ...queueOrder(input), ...queueIdle(input));
+  }
+  if (input.faultFree && input.freezes !== undefined) {
+    const { livenessSlack, nodeRates, freezes, nodeHistory: nodes } = input;
+    const waits = observed.permitWaits ?? [];
+    const permits = { permits: observed.permits, waits, livenessSlack, nodeRates, freezes, nodes };
+    bugs.push(...permitLiveness(permits), ...permitOrder(permits));
   }
   return { bugs, hazards, grants: observed.grants.length, permits: observed.permits.length };
 }
@@ -363,40 +384,6 @@ function fairness(input: CheckInput): Finding[] {
 }
 
 /**
- * Time after a waiter became the first of its instance's line on a key (its call, or the last
- * grant of its instance before) by which its registration reached every node on a fault-free
- * schedule: the first look and the streams' opening take a few ms each.
- */
-export const REGISTERED_WITHIN = 50;
-
-/**
- * The earliest virtual time at which waiter `w` may have left the queue on a majority of nodes
- * (its grant aside): from then on another caller may be placed on a majority without passing it.
- *
- * - Its caller stops at `requested` + wait / c (c: its clock's rate; `performance.now()` runs at
- *   c) and then sends DISCARD, which removes its record on any node at any time after.
- * - A node drops its record when the node's clock passes the registration's `p` + `waitMs`
- *   (`head` in lua.ts; `p` is rounded up, so never sooner than `waitMs` node-ms after the script
- *   ran). A registration sent at t carries `waitMs` ≥ (W − t)·c, W the caller's stop: at a node of
- *   rate n, the record lasts until at least t + (W − t)·c / n real ms. Over t in [requested, W]
- *   that is at least W when c ≥ n, else at least `requested` + wait / n (t = requested: the first
- *   registration; every later look or pass replaces it with a later deadline).
- * - Another caller needs a majority without the record: the Q-th earliest of those node bounds.
- *
- * So min(W, `requested` + wait / n), n the Q-th fastest node clock. No slack: with every rate 1
- * it is `requested` + wait, the end seed 20261142's fix used. (Seed 20261143's finding showed the
- * difference — a client 0.423 % fast stops a 602 ms wait 2.5 ms before `requested` + 602 — though
- * what broke there was the client's count of its hand-offs, not the check: docs/TESTING.md.)
- */
-function queuedUntil(input: CheckInput, w: WaitRecord): number {
-  const client = w.requested + w.wait / (w.rate ?? 1);
-  const rates = [...(input.nodeRates ?? [1])].sort((a, b) => b - a);
-  const quorum = Math.floor(rates.length / 2) + 1;
-  const node = w.requested + w.wait / (rates[quorum - 1] ?? 1);
-  return Math.min(client, node);
-}
-
-/**
  * The latest time before `end` at which a caller ahead of waiter `w` in its instance's line for
  * the key (same instance and key, called before it) stopped waiting without a grant — gave up or
  * was aborted — or 0. Only the line's first caller looks at the nodes and registers there
@@ -435,7 +422,7 @@ function queueOrder(input: CheckInput): Finding[] {
   const { observed } = input;
   for (const w of observed.waits) {
     if (w.end === undefined || w.keys !== undefined) continue;
-    const end = Math.min(w.end, queuedUntil(input, w));
+    const end = Math.min(w.end, queuedUntil(w, input.nodeRates));
     let first = Math.max(w.requested, aheadGaveUp(observed, w, end));
     for (const g of grantsOf(observed, w.key)) {
       if (g.granted >= end) continue;

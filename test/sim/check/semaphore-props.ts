@@ -41,6 +41,15 @@ export interface PermitRecord
   readonly token: string;
   /** The P (`permits`) of the semaphore instance that was granted it. */
   readonly permits: number;
+  /** The instance it was granted to (for the permit waiters' properties, `permit-waits.ts`). */
+  readonly instance?: number | undefined;
+  /** When its call was made (global ms). */
+  readonly requested?: number | undefined;
+  /**
+   * Its place in the room: its instance's `Date.now()` at the call, which every node orders
+   * waiters by; none for a call that does not wait, which comes after every waiter.
+   */
+  readonly place?: number | undefined;
 }
 
 /**

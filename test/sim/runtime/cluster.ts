@@ -59,6 +59,23 @@ export interface TokenEnd {
 }
 
 /**
+ * A semaphore look (SEM_ACQUIRE) or pass (SEM_PASS) of a permit call's `token` that ran on
+ * `node` at `at` (virtual), with the place and the preference it carried: what tells a permit
+ * waiter's tokens (by its place) and when it preferred a slot (`check/permit-waits.ts`).
+ */
+export interface RoomVisit {
+  readonly node: number;
+  readonly at: number;
+  readonly token: string;
+  /** The semaphore's keys' stem on the nodes (`sim:s0` for `sim:s0:permit:<j>`). */
+  readonly stem: string;
+  /** The caller's place (epoch ms of its call), when it carried one. */
+  readonly place?: number | undefined;
+  /** The slot it asked to prefer, and until when (virtual; the node's `preferMs` converted). */
+  readonly prefer?: { readonly slot: number; readonly until: number } | undefined;
+}
+
+/**
  * Requests sent to `node` during [from, to) (ms of virtual time after the schedule's start) arrive
  * `by` ms (virtual) late. Sending and travelling happen outside the node: its clock has no part.
  */
@@ -144,6 +161,8 @@ export class SimCluster {
   readonly keyStates: KeyState[] = [];
   /** Every cleanup of a failed round that ran (see {@link TokenEnd}). */
   readonly tokenEnds: TokenEnd[] = [];
+  /** Every semaphore look and pass that ran (see {@link RoomVisit}). */
+  readonly roomVisits: RoomVisit[] = [];
   /** Constructed delays (named regressions): see {@link LateWindow}. */
   late: readonly LateWindow[] = [];
   /** Cut links (named regressions): see {@link LinkCut}. */
@@ -259,6 +278,9 @@ export class SimCluster {
       this.keyStates.push(state);
     }
     const name = NAME_OF.get(sha);
+    if (name === "semaphore-acquire" || name === "semaphore-pass") {
+      this.#visit(index, name === "semaphore-acquire", keys, args);
+    }
     // The token a script places and its TTL: ACQUIRE (t, T), RESUME (t₀, t′, T), HANDOVER (t, t′, T).
     const placing =
       name === "acquire"
@@ -314,6 +336,27 @@ export class SimCluster {
       const until = keep === undefined ? Number.POSITIVE_INFINITY : clock.goneAt(nodeNow + keep);
       this.tokenEnds.push({ node: index, at: now, token, until });
     }
+  }
+
+  /**
+   * Record a semaphore look (`acquire`: SEM_ACQUIRE's ARGV, place 8th, prefer 6th, preferMs 7th)
+   * or pass (SEM_PASS's: place 5th, keep 3rd, preferMs 4th). A preference is recorded whether or
+   * not the script registered it (a look that placed or found the token registers nothing).
+   */
+  #visit(index: number, acquire: boolean, keys: readonly string[], args: readonly string[]): void {
+    const stem = /^(.*):permit:\d+$/.exec(keys[0] ?? "")?.[1];
+    const token = args[0];
+    if (stem === undefined || token === undefined) return;
+    const [place, prefer, preferMs] = acquire
+      ? [args[7], args[5], args[6]]
+      : [args[4], args[2], args[3]];
+    const { clock } = this.host(index);
+    const until = clock.goneAt(clock.now() + Number(preferMs ?? 0));
+    this.roomVisits.push({
+      ...{ node: index, at: this.scheduler.now, token, stem },
+      ...(place ? { place: Number(place) } : {}),
+      ...(prefer ? { prefer: { slot: Number(prefer), until } } : {}),
+    });
   }
 
   /** EVAL on node `index`, or the mutant of that script (cached under the real SHA-1). */

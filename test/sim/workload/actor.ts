@@ -11,6 +11,7 @@
 
 import type * as Edgelock from "../../../src/index";
 import type { GrantRecord } from "../../safety/harness/history";
+import type { PermitWait } from "../check/permit-waits";
 import type { PermitRecord } from "../check/semaphore-props";
 import type { Lib } from "../runtime/realm";
 import { onceTicketOp, scheduledOp } from "./one-shot";
@@ -98,6 +99,8 @@ export interface Observations {
   readonly problems: Problem[];
   /** Permits of the semaphore workload (`workload/semaphore.ts`), in grant order. */
   readonly permits: PermitRecord[];
+  /** Its permit calls that wait (`wait` > 0), granted or not: what permit liveness reads. */
+  readonly permitWaits?: PermitWait[];
   /**
    * Grants whose caller found no other caller of its instance holding or waiting for the same
    * key (or set) when it called: the library's line was idle, so it went straight to the nodes.
@@ -128,6 +131,8 @@ export interface ActorContext {
   readonly caller: number;
   /** Converts the instance's `Date.now()` time (a handle's `validUntil`) to global time. */
   readonly toGlobal: (epochMs: number) => number;
+  /** The instance's `Date.now()` (a permit call's place in the room). */
+  readonly epoch?: (() => number) | undefined;
   readonly observed: Observations;
   /** Full key names (the same for every instance). */
   readonly keyName: (key: number) => string;

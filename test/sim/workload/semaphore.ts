@@ -13,6 +13,7 @@
  */
 
 import fc from "fast-check";
+import type { PermitWait } from "../check/permit-waits";
 import type { PermitRecord } from "../check/semaphore-props";
 import type { ActorContext } from "./actor";
 import { clockRate } from "./clocks";
@@ -127,6 +128,40 @@ export const semaphoreWorkload = (): fc.Arbitrary<SemaphoreWorkload> =>
     ),
   );
 
+/**
+ * The drawn workload made crowded, for campaigns aimed at the permit waiters' properties (`npm
+ * run sim -- --crowded`): every call waits (a `tryAcquire` becomes an `acquire`, a wait of 0 one
+ * of 1.5 s), holds at most 600 ms, P at most 2, each caller twice (the copy 7 ms later), and no
+ * freeze (after which liveness is not judged). The draws are the workload's own, so the default
+ * schedules are unchanged.
+ *
+ * @example
+ * semaphoreWorkload().map(crowded);
+ */
+export function crowded(workload: SemaphoreWorkload): SemaphoreWorkload {
+  const op = (o: OpSpec): OpSpec =>
+    o.kind !== "semaphore"
+      ? o
+      : {
+          ...o,
+          how: o.how === "try" ? "acquire" : o.how,
+          wait: o.wait > 0 ? o.wait : 1_500,
+          hold: Math.min(o.hold, 600),
+        };
+  const instances = workload.instances.map((instance) => ({
+    ...instance,
+    permits: instance.permits?.map((p) => Math.min(p, 2)),
+    callers: instance.callers.flatMap((c) => {
+      const ops = c.ops.map(op);
+      return [
+        { start: c.start, ops },
+        { start: c.start + 7, ops },
+      ];
+    }),
+  }));
+  return { instances };
+}
+
 /** What a permit's holder sees of it (the library's `Permit`, as the realm returns it). */
 interface HeldPermit {
   readonly token: string;
@@ -152,12 +187,22 @@ export async function semaphoreOp(ctx: ActorContext, op: SemaphoreOpSpec): Promi
     });
   }
   const signal = controller === undefined ? {} : { signal: controller.signal };
+  const call = callOf(ctx, name, permits, op);
   const granted = (permit: HeldPermit) => {
     if (controller?.signal.aborted === true) {
       // Granted although the caller had aborted before the grant: the call should have rejected.
       ctx.observed.problems.push({ kind: "abort-ignored", detail: name, at: clock.now() });
     }
-    return permitRecord(ctx, name, permit);
+    const record = permitRecord(ctx, { semaphore: name, permit, ...call });
+    if (call.wait !== undefined) endWait(call.wait, record.granted, "granted", record.id);
+    return record;
+  };
+  const given = (error: unknown): never => {
+    const why = (error as Error | undefined)?.name ?? "unknown";
+    if (call.wait !== undefined && call.wait.end === undefined) {
+      endWait(call.wait, clock.now(), why);
+    }
+    throw error;
   };
   if (op.how === "using") {
     const work = async (permit: HeldPermit) => {
@@ -165,16 +210,16 @@ export async function semaphoreOp(ctx: ActorContext, op: SemaphoreOpSpec): Promi
       await hold(ctx, record, permit, op);
       record.releaseStart = clock.now();
     };
-    await sem.using(work, { wait: op.wait, lease: op.lease, ...signal });
+    await sem.using(work, { wait: op.wait, lease: op.lease, ...signal }).catch(given);
     return;
   }
   // A crashed holder must not keep extending itself: it is gone.
   const autoExtend = op.autoExtend && op.end === "release";
   const options = { lease: op.lease, autoExtend, ...signal };
-  const permit =
-    op.how === "try"
-      ? await sem.tryAcquire(options)
-      : await sem.acquire({ ...options, wait: op.wait });
+  const permit = await (op.how === "try"
+    ? sem.tryAcquire(options)
+    : sem.acquire({ ...options, wait: op.wait })
+  ).catch(given);
   if (permit === null) return;
   const record = granted(permit);
   await hold(ctx, record, permit, op);
@@ -213,22 +258,58 @@ async function hold(
   sync();
 }
 
+/**
+ * What a permit call is, before it is made: its place in the room (the instance's `Date.now()`
+ * at the call, as the library reads it: nothing runs between; none for a call that does not
+ * wait, which comes after every waiter) and, for one that waits, its record in `permitWaits`.
+ */
+function callOf(
+  ctx: ActorContext,
+  semaphore: string,
+  permits: number,
+  op: SemaphoreOpSpec,
+): { requested: number; place?: number | undefined; wait?: PermitWait | undefined } {
+  const requested = ctx.clock.now();
+  if (op.how === "try" || op.wait <= 0) return { requested };
+  const place = ctx.epoch?.();
+  const wait: PermitWait = {
+    ...{ instance: ctx.instance, semaphore, permits, requested, wait: op.wait, rate: ctx.rate },
+    place,
+  };
+  ctx.observed.permitWaits?.push(wait);
+  return { requested, place, wait };
+}
+
+function endWait(wait: PermitWait, at: number, outcome: string, grant?: string): void {
+  wait.end = at;
+  wait.outcome = outcome;
+  if (grant !== undefined) wait.grant = grant;
+}
+
 /** The permit's record, in global time, pushed to the observations. */
 function permitRecord(
   ctx: ActorContext,
-  semaphore: string,
-  permit: HeldPermit,
+  call: {
+    semaphore: string;
+    permit: HeldPermit;
+    requested: number;
+    place?: number | undefined;
+  },
 ): PermitRecord & { validEnd: number; releaseStart?: number } {
+  const { permit } = call;
   const now = ctx.clock.now();
   const id = `i${ctx.instance}/c${ctx.caller}#p${ctx.observed.permits.length}`;
   const record = {
     id,
-    semaphore,
+    instance: ctx.instance,
+    semaphore: call.semaphore,
     slot: permit.slot,
     token: permit.token,
     permits: permit.permits,
     granted: now,
     validEnd: ctx.toGlobal(permit.validUntil),
+    requested: call.requested,
+    ...(call.place === undefined ? {} : { place: call.place }),
   };
   ctx.observed.permits.push(record);
   return record;

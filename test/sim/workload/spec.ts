@@ -16,7 +16,12 @@ import {
   type ScheduledSpec,
   scheduledArbitrary,
 } from "./one-shot";
-import { type SemaphoreOpSpec, type SemaphoreWorkload, semaphoreWorkload } from "./semaphore";
+import {
+  crowded,
+  type SemaphoreOpSpec,
+  type SemaphoreWorkload,
+  semaphoreWorkload,
+} from "./semaphore";
 
 /** How often requests and streams misbehave (see `runtime/fates.ts` for the numbers). */
 export type Weather = "calm" | "faulty" | "harsh";
@@ -294,16 +299,31 @@ const instance = (keys: number): fc.Arbitrary<InstanceSpec> =>
  * @example
  * fc.assert(fc.asyncProperty(scheduleSpec(), async (spec) => (await runSchedule(spec)).ok));
  */
-export function scheduleSpec(): fc.Arbitrary<ScheduleSpec> {
-  return fc
-    .tuple(
-      lockSchedule(),
-      fc.oneof(
-        { weight: 7, arbitrary: fc.constant(undefined) },
-        { weight: 1, arbitrary: semaphoreWorkload() },
-      ),
-    )
-    .map(([spec, semaphores]) => withSemaphores(spec, semaphores));
+export function scheduleSpec(focus: ScheduleFocus = {}): fc.Arbitrary<ScheduleSpec> {
+  const semaphores = focus.crowded
+    ? semaphoreWorkload().map(crowded)
+    : focus.semaphores
+      ? semaphoreWorkload()
+      : fc.oneof(
+          { weight: 7, arbitrary: fc.constant(undefined) },
+          { weight: 1, arbitrary: semaphoreWorkload() },
+        );
+  return fc.tuple(lockSchedule(), semaphores).map(([spec, workload]) => {
+    const mixed = withSemaphores(spec, workload);
+    return focus.faultFree ? { ...mixed, weather: "calm", restarts: "none" } : mixed;
+  });
+}
+
+/**
+ * A campaign aimed at one part (`npm run sim -- --semaphores --fault-free`): the same draws, so
+ * a seed gives the same lock schedules, with the semaphore workload in every schedule (or its
+ * crowded form, `crowded` in workload/semaphore.ts), and/or every schedule fault-free (calm, no
+ * restarts: where liveness and order are judged).
+ */
+export interface ScheduleFocus {
+  readonly semaphores?: boolean | undefined;
+  readonly crowded?: boolean | undefined;
+  readonly faultFree?: boolean | undefined;
 }
 
 /** `spec` with the semaphore workload's instances after its own, and their freeze. */
