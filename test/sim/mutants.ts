@@ -287,6 +287,17 @@ const LOCK_CLIENT_MUTANTS = {
       to: "",
     },
   ],
+  /**
+   * docs/SAFETY.md §6 "The queue": a pass keeps the aheads of the look it acted on, so the next
+   * stall passes again without looking. Regression `x-pass-on-stale-look`: "queue-order".
+   */
+  "x-pass-keeps-aheads": [
+    {
+      file: "src/lock/wait/lock-side.ts",
+      from: "      aheads.clear();\n",
+      to: "",
+    },
+  ],
 } satisfies Record<string, readonly SourcePatch[]>;
 
 /** The client's mutants: the lock's, then the semaphore's. */

@@ -1261,5 +1261,159 @@ export const REGRESSIONS = {
     mutant: "x-lost-keeps-extension",
     finds: "liveness",
   },
+  /**
+   * x (docs/SAFETY.md §6 "The queue": a pass acts on one look): found with the permit waiters'
+   * campaigns (`npm run sim -- --seed 12 --path 86 --semaphores --fault-free`, shrunk; no
+   * semaphore caller takes part). A `multi` on [k0] waits behind a holder; its look saw the
+   * holder ahead and it passed, then passed again on that look's `ahead` with no look between,
+   * after the holder had released and the nodes had handed it the key: the second pass gave them
+   * to a caller placed 157 ms after it ("queue-order"). Undone (a pass keeps the aheads), the
+   * simulation finds it again.
+   */
+  "x-pass-on-stale-look": {
+    mutant: "x-pass-keeps-aheads",
+    finds: "queue-order",
+    spec: {
+      seed: 2061465223,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      nodeRates: [1, 1, 1, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 230,
+              ops: [
+                {
+                  kind: "using",
+                  key: 0,
+                  wait: 34,
+                  hold: 144,
+                },
+              ],
+            },
+          ],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 232,
+              ops: [
+                {
+                  kind: "multi",
+                  keys: [0],
+                  wait: 183,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                },
+              ],
+            },
+          ],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 45,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 0,
+                  lease: 261,
+                  hold: 187,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "idempotent",
+                  key: 0,
+                  body: 0,
+                  lease: 150,
+                  hold: 139,
+                  fail: false,
+                  wait: 50,
+                },
+                {
+                  kind: "multi",
+                  keys: [0],
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                },
+              ],
+            },
+            {
+              start: 389,
+              ops: [
+                {
+                  kind: "using",
+                  key: 0,
+                  wait: 25,
+                  hold: 0,
+                },
+                {
+                  kind: "idempotent",
+                  key: 0,
+                  body: 0,
+                  lease: 150,
+                  hold: 0,
+                  fail: false,
+                  wait: 50,
+                  retries: 1,
+                  gap: 50,
+                },
+              ],
+            },
+            {
+              start: 233,
+              ops: [
+                {
+                  kind: "multi",
+                  keys: [0],
+                  wait: 50,
+                  lease: 150,
+                  hold: 22,
+                  autoExtend: false,
+                },
+              ],
+            },
+          ],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "semaphore",
+                  sem: 0,
+                  how: "acquire",
+                  wait: 50,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+          ],
+          permits: [2, 2],
+        },
+      ],
+    } as ScheduleSpec,
+  },
   ...SEMAPHORE_REGRESSIONS,
 } satisfies Record<string, Regression>;
