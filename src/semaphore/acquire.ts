@@ -29,6 +29,8 @@ interface Looked {
   readonly ttl: number;
   readonly timeoutMs: number;
   readonly token: string;
+  /** The look's order of slots: each node placed the token on the first it found free. */
+  readonly order: readonly number[];
 }
 
 /**
@@ -63,7 +65,7 @@ export async function acquirePermit(
     // one node, a node down) is not met again in the same way.
     const first = plan.order[attempt % plan.order.length];
     const looked = await look(core, plan, { ttl, budget, place: at, first });
-    const { round, answers } = looked;
+    const { round, answers, order } = looked;
     const slot = slotMajority(answers, core.quorum);
     const validUntil = round.startedAt + ttl - drift(ttl, core.options.driftFactor);
     const durationMs = performance.now() - round.startedAt;
@@ -102,7 +104,7 @@ export async function acquirePermit(
     void end(core, plan, looked, budget).catch(() => {});
     signal?.throwIfAborted();
     const why = slot !== undefined ? "too little validity left" : undefined;
-    const error = permitFailure(core, plan, { answers, outcomes }, why);
+    const error = permitFailure(core, plan, { answers, outcomes, order }, why);
     const result = error instanceof SemaphoreBusyError ? "busy" : "unavailable";
     core.emit({ type: "acquire", key: plan.name, attempt, result, durationMs, outcomes });
     const now = performance.now();
@@ -119,7 +121,7 @@ export async function acquirePermit(
       const pending = round.outcomes.some((o) => o.status === "pending");
       if (error instanceof SemaphoreBusyError || !pending) throw error;
       const settled = decided(await round.settled, answers);
-      throw permitFailure(core, plan, { answers, outcomes: settled }, why);
+      throw permitFailure(core, plan, { answers, outcomes: settled, order }, why);
     }
     // No majority answered in time (an outage, or too little validity): try again after a
     // jittered pause, with a fresh token.
@@ -151,7 +153,9 @@ async function look(
   // A majority placed our token, on different slots (a release seen in different orders): the
   // nodes still pending may complete one slot's majority.
   if (round.ok && slotMajority(answers, core.quorum) === undefined) await round.settled;
-  return { round, answers, ttl, timeoutMs, token };
+  const order =
+    first === undefined ? plan.order : [first, ...plan.order.filter((s) => s !== first)];
+  return { round, answers, ttl, timeoutMs, token, order };
 }
 
 /**

@@ -11,8 +11,13 @@ import type { SemAcquireReply } from "../scripts";
 import type { SlotsPlan } from "./rounds";
 
 /**
- * A failed look's error (`answers`: each node's last reply): `SemaphoreBusyError` when the refusing nodes alone rule out a majority
- * on every slot (more than N − Q refused), else the lock's failure for the outcomes (a
+ * A failed look's error (`answers`: each node's last reply; `order`: the first look's order of
+ * slots, when the caller knows it): `SemaphoreBusyError` when, on every slot, more than N − Q
+ * nodes are known to hold it for others — a refusal's PTTLs name its held slots, and a node that
+ * placed the call on a slot had every slot before it in the look's order taken — or when every
+ * node answered and no slot has a majority (nothing but other calls' tokens stood in the way).
+ * Our own placements are never refusals: a split of them with a node failing is not "at
+ * capacity" (as a lock's split vote is not busy). Else the lock's failure for the outcomes (a
  * `QuorumError` naming the nodes).
  *
  * @example
@@ -21,22 +26,27 @@ import type { SlotsPlan } from "./rounds";
 export function permitFailure(
   core: LockCore,
   plan: SlotsPlan,
-  looked: { answers: ReadonlyMap<number, SemAcquireReply>; outcomes: readonly NodeOutcome[] },
+  looked: {
+    answers: ReadonlyMap<number, SemAcquireReply>;
+    outcomes: readonly NodeOutcome[];
+    order?: readonly number[] | undefined;
+  },
   why: string | undefined,
   cause?: unknown,
 ): LockError {
-  const { answers, outcomes } = looked;
+  const { answers, outcomes, order } = looked;
   const n = core.nodes.length;
-  // Refusals only: a node that placed our token, on any slot, answered `ok`.
-  const refusals = outcomes.filter((o) => o.status === "held");
-  if (why === undefined && refusals.length > n - core.quorum) {
-    const { retryAfter, held } = capacity(core, plan.order.length, answers);
-    const permits = plan.order.length;
-    const busy = { permits, held, outcomes };
+  const permits = plan.order.length;
+  const taken = takenPerSlot(permits, answers, order);
+  const answeredAll = outcomes.every((o) => ["ok", "held", "absent"].includes(o.status));
+  const full = taken.every((count) => count > n - core.quorum);
+  if (why === undefined && (full || answeredAll)) {
+    const held = taken.filter((count) => count >= core.quorum).length;
+    const permitsHeld = { permits, held, outcomes };
     return new SemaphoreBusyError(
       plan.name,
-      retryAfter,
-      cause === undefined ? busy : { ...busy, cause },
+      retryAfterOf(core, permits, answers),
+      cause === undefined ? permitsHeld : { ...permitsHeld, cause },
     );
   }
   const placed = new Set([...answers.values()].flatMap((r) => (r.granted ? [r.slot] : [])));
@@ -45,21 +55,39 @@ export function permitFailure(
   return failureOf(core, plan.name, { outcomes, why: why ?? split }, cause);
 }
 
+/** Per slot, the nodes known to hold it for another call (see {@link permitFailure}). */
+function takenPerSlot(
+  permits: number,
+  answers: ReadonlyMap<number, SemAcquireReply>,
+  order: readonly number[] | undefined,
+): number[] {
+  const taken = Array.from({ length: permits }, () => 0);
+  for (const reply of answers.values()) {
+    if ("pttls" in reply) {
+      reply.pttls.forEach((pttl, slot) => {
+        if (slot < permits && pttl !== -2) taken[slot] = (taken[slot] ?? 0) + 1;
+      });
+    } else if (reply.granted && order !== undefined) {
+      for (const slot of order.slice(0, Math.max(0, order.indexOf(reply.slot)))) {
+        taken[slot] = (taken[slot] ?? 0) + 1;
+      }
+    }
+  }
+  return taken;
+}
+
 /**
- * From the refusals' per-slot PTTLs: the slots seen held on a majority (by PTTLs the nodes
- * reported: a node that placed our token or did not answer tells nothing and counts for no slot),
- * and when one slot is free on a majority at most if nobody extends (per slot the Q-th smallest
- * PTTL over the nodes: free 0, no expiry or no answer never; the least over the slots; unknown:
- * `retryDelayMax`).
+ * From the refusals' per-slot PTTLs: when one slot is free on a majority at most if nobody
+ * extends (per slot the Q-th smallest PTTL over the nodes: free 0, no expiry or no answer never;
+ * the least over the slots; unknown: `retryDelayMax`).
  */
-function capacity(
+function retryAfterOf(
   core: LockCore,
   permits: number,
   answers: ReadonlyMap<number, SemAcquireReply>,
-): { retryAfter: number; held: number } {
+): number {
   const q = core.quorum;
   let retryAfter = Number.POSITIVE_INFINITY;
-  let held = 0;
   for (let slot = 0; slot < permits; slot++) {
     const pttls = core.nodes.map(({ index }) => {
       const reply = answers.get(index);
@@ -68,17 +96,7 @@ function capacity(
       return pttl === undefined || pttl < 0 ? Number.POSITIVE_INFINITY : pttl;
     });
     pttls.sort((a, b) => a - b);
-    const free = pttls[q - 1] ?? Number.POSITIVE_INFINITY;
-    const reported = core.nodes.filter(({ index }) => {
-      const reply = answers.get(index);
-      const pttl = reply !== undefined && "pttls" in reply ? reply.pttls[slot] : undefined;
-      return pttl !== undefined && pttl !== -2;
-    });
-    if (reported.length >= q) held++;
-    retryAfter = Math.min(retryAfter, free);
+    retryAfter = Math.min(retryAfter, pttls[q - 1] ?? Number.POSITIVE_INFINITY);
   }
-  return {
-    retryAfter: Number.isFinite(retryAfter) ? retryAfter : core.options.retryDelayMax,
-    held,
-  };
+  return Number.isFinite(retryAfter) ? retryAfter : core.options.retryDelayMax;
 }

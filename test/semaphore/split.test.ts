@@ -4,8 +4,10 @@
  * node 0), no permit is held, yet a look places the call on slot 1 at node 0 and on slot 0 at
  * node 1: no slot on a majority. The call's own placements are not refusals, so this is never a
  * `SemaphoreBusyError` (`tryAcquire` never `null`, `held` never counts them); a caller that waits
- * retries with its rotation started at the next slot and gets slot 1 on nodes 0 and 1. Real
- * redis-servers through the REST endpoint.
+ * retries with its rotation started at the next slot and gets slot 1 on nodes 0 and 1. And the
+ * other way round: both permits held, each on a different pair of nodes, every node up — a look
+ * may still split over the free remnants, and that is at capacity (`null`, `SemaphoreBusyError`).
+ * Real redis-servers through the REST endpoint.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocks, isSemaphoreBusyError, type Permit, semaphore } from "../../src/index";
@@ -52,5 +54,30 @@ describe("a split over slots with a node down", () => {
     }
     // Every try ended one of the two ways; which one depends on the call's random rotation.
     expect(outcomes.every((o) => o === "quorum" || o === "granted 1")).toBe(true);
+  });
+});
+
+describe("at capacity, a look split over the free remnants", () => {
+  it("is at capacity: tryAcquire null, acquire() SemaphoreBusyError after its wait", async () => {
+    const prefix = uniquePrefix("sem-full");
+    const locks = createLocks({ nodes: dev.cluster.nodes, prefix, retryDelayMax: 100 });
+    for (let i = 0; i < 6; i++) {
+      const key = `f${i}`;
+      // Slot 0 held on nodes 1 and 2, slot 1 on nodes 0 and 2: both permits held on a majority,
+      // and each of nodes 0 and 1 has one slot free.
+      for (const [node, slot] of [
+        [1, 0],
+        [2, 0],
+        [0, 1],
+        [2, 1],
+      ] as const) {
+        await dev.direct(node).set(`${prefix}${key}:permit:${slot}`, `holder${slot}`, "PX", 10_000);
+      }
+      const sem = semaphore(locks, key, { permits: 2 });
+      expect(await sem.tryAcquire()).toBeNull();
+      const error = await sem.acquire({ wait: 300 }).catch((e: unknown) => e);
+      expect(isSemaphoreBusyError(error), String(error)).toBe(true);
+      expect(error).toMatchObject({ permits: 2 });
+    }
   });
 });
