@@ -12,8 +12,8 @@ import type { SlotsPlan } from "./rounds";
 
 /**
  * A failed look's error (`answers`: each node's last reply; `order`: the first look's order of
- * slots, when the caller knows it): `SemaphoreBusyError` when, on every slot, more than N − Q
- * nodes are known to hold it for others — a refusal's PTTLs name its held slots, and a node that
+ * slots, when the caller knows it): `SemaphoreBusyError` when more than N − Q nodes refused, or
+ * when, on every slot, more than N − Q nodes are known to hold it for others — a refusal's PTTLs name its held slots, and a node that
  * placed the call on a slot had every slot before it in the look's order taken — or when every
  * node answered and no slot has a majority (nothing but other calls' tokens stood in the way).
  * Our own placements are never refusals: a split of them with a node failing is not "at
@@ -38,8 +38,9 @@ export function permitFailure(
   const n = core.nodes.length;
   const permits = plan.order.length;
   const taken = takenPerSlot(permits, answers, order);
+  const refusals = outcomes.filter((o) => o.status === "held").length;
   const answeredAll = outcomes.every((o) => ["ok", "held", "absent"].includes(o.status));
-  const full = taken.every((count) => count > n - core.quorum);
+  const full = refusals > n - core.quorum || taken.every((count) => count > n - core.quorum);
   if (why === undefined && (full || answeredAll)) {
     const held = taken.filter((count) => count >= core.quorum).length;
     const permitsHeld = { permits, held, outcomes };

@@ -90,10 +90,12 @@ export class QueuedWait<C extends Counting = Counting> implements QueueActs {
   /** No grant is decided before a look numbered above this (see {@link postpone}). */
   #postponed = 0;
   /**
-   * Stalls since the last news: a hand-off message or a refresh look. Two are enough for a side
-   * to look and then pass; a waiter held back by live holders learns nothing from more, and one
-   * every `patience` would spend N requests per 20 ms until they release (a Worker's 50
-   * subrequests within a second). Then it waits for news (docs/SAFETY.md §6 "The queue").
+   * Stalls since the last refresh look. Two are enough for a side to look and then pass; a waiter
+   * held back by live holders learns nothing from more, and one every `patience` would spend N
+   * requests per 20 ms until they release (a Worker's 50 subrequests within a second). Hand-off
+   * messages do not reset it: they are counted as they come, and a grant needs no stall, while
+   * waiters of one instance that pass to each other would make each pass news for the other.
+   * Then it waits for the refresh (docs/SAFETY.md §6 "The queue").
    */
   #stalls = 0;
   /** The next look was made due by a stall (`soon`), not by the refresh's clock. */
@@ -111,7 +113,6 @@ export class QueuedWait<C extends Counting = Counting> implements QueueActs {
     const start = this.#starts.get(handoff.look);
     if (start === undefined) return;
     this.side.handed(index, { ...handoff, start });
-    this.#stalls = 0;
     this.#woken?.();
   }
 
@@ -139,7 +140,7 @@ export class QueuedWait<C extends Counting = Counting> implements QueueActs {
       }
       partialSince = side.holding(now) ? (partialSince ?? now) : undefined;
       const patience = this.#patience();
-      // Without news after two stalls, the next one waits for a hand-off or a refresh.
+      // After two stalls, the next one waits for the refresh.
       const stalling = partialSince !== undefined && this.#stalls < STALLS_WITHOUT_NEWS;
       if (stalling && partialSince !== undefined && now - partialSince >= patience) {
         partialSince = now;
