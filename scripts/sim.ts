@@ -3,7 +3,7 @@
  *
  * Runs N random schedules of the deterministic simulation (test/sim: the library's real code
  * against simulated nodes running the real Lua, in virtual time, with seeded faults) and prints
- * schedules/s, operations and violations. On a bug it prints the shrunk schedule and the command
+ * schedules/s, operations and violations. On a bug it prints the failing schedule at once, then the shrunk one and the command
  * that replays it (`--seed S --path P`), and exits 1. `--mutant` runs the nodes (or the client
  * realms) with one fix undone (see test/sim/mutants.ts), to show the campaign finds the defect.
  * `--semaphores` puts the semaphore workload in every schedule (else one in eight), `--crowded`
@@ -63,8 +63,16 @@ async function main(): Promise<number> {
       values["fault-free"] === true ? " --fault-free" : "",
       mutant === undefined ? "" : ` --mutant ${mutant}`,
     ].join(""),
+    onFirstFailure: (spec, result) => {
+      const bugs = result.verdict.bugs.map((b) => `  - ${b.property}: ${b.detail}`);
+      console.log(
+        ["found (shrinking now):", ...bugs, `unshrunk spec: ${JSON.stringify(spec)}`].join("\n"),
+      );
+    },
     onSchedule: (done, so) => {
-      if (done % step === 0) console.log(`  ${done} schedules, ${so.seconds.toFixed(1)} s`);
+      // Shrinking runs schedules past N: those are not progress.
+      if (done <= schedules && done % step === 0)
+        console.log(`  ${done} schedules, ${so.seconds.toFixed(1)} s`);
     },
   });
   console.log(formatCampaign(report));

@@ -295,7 +295,7 @@ export class LockCore {
   extendRound(spec: RoundSpec, holds: Holds): Promise<Round<CasReply>> {
     const { keys, token, ttl, timeoutMs, budget } = spec;
     const flat = scriptKeys(keys);
-    const args = EXTEND.args({ token, ttl });
+    const args = EXTEND.args({ token, ttl, holder: keys[0]?.holder });
     const spare = this.nodes.length;
     return this.timed(timeoutMs, (signal) =>
       fanOut(

@@ -14,6 +14,8 @@ export interface KeyTriple {
   readonly fence: string;
   /** The wait room (`<lock>:wait`): a sorted set of waiters, and the stem of their channels. */
   readonly room: string;
+  /** The room's field naming the key's holder: `^` when absent, `^<j>` for a semaphore's slot j. */
+  readonly holder?: string;
 }
 
 /**
@@ -68,14 +70,15 @@ export interface SemaphoreKeys {
  *
  * @example
  * semaphoreKeys("lock:", "llm", 2).slots[1]
- * // { lock: "lock:llm:permit:1", fence: "lock:llm:permit:1:fence", room: "lock:llm:permits:wait" }
+ * // { lock: "lock:llm:permit:1", fence: "lock:llm:permit:1:fence", room: "lock:llm:permits:wait",
+ * //   holder: "^1" }
  */
 export function semaphoreKeys(prefix: string, name: string, permits: number): SemaphoreKeys {
   const stem = `${prefix}${name}`;
   const room = `${stem}${PERMITS_SUFFIX}:wait`;
   const slots = Array.from({ length: permits }, (_, j) => {
     const lock = `${stem}${PERMIT_INFIX}${j}`;
-    return { lock, fence: `${lock}:fence`, room };
+    return { lock, fence: `${lock}:fence`, room, holder: `^${j}` };
   });
   return { slots, room, tombstone: (token) => `${stem}${PERMITS_SUFFIX}:void:${token}` };
 }

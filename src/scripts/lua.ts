@@ -469,11 +469,18 @@ return {flag, wait, ahead}
  * request that timed out may still run (late, or after a shorter extension), and the holder's
  * validity relies on no node dropping the token earlier than any expiry it was granted
  * (docs/SAFETY.md §2, E1; §3, E3).
+ *
+ * Where a key's queue names the token as its holder (the room's field `holder`, ARGV 3: `^`, or
+ * `^<j>` for a semaphore's slot j), the newest look recorded for it becomes one that no pass
+ * reaches: an extension counts this node for the holder, and a pass the call sent before its
+ * grant, still in flight, must not remove it afterwards (docs/SAFETY.md §2, P4).
  */
 export const EXTEND_LUA = `-- edgelock extend
 ${KEY_TRIPLES}${LENGTHEN}local n = keyCount() -- the lock's keys
 local token = ARGV[1] -- the holder's token
 local ttl = ARGV[2] -- the lease to extend to, ms
+local caret = ARGV[3] or "^" -- the room's field naming the key's holder
+local HELD = "100000000000000" -- a look number no pass reaches
 
 local absent = false
 for i = 1, n do
@@ -490,6 +497,15 @@ if absent then
 end
 for i = 1, n do
   lengthen(lockKey(i), ttl)
+  local room = roomKey(i)
+  if room and redis.call("TYPE", room).ok == "hash" then
+    local h = redis.call("HGET", room, caret)
+    -- token|place|look|from: the holder's record, its look raised past every pass (P4).
+    local who, place, look, from = string.match(h or "", "^([^|]*)|([^|]*)|([^|]*)|(.*)$")
+    if who == token and look ~= HELD then
+      redis.call("HSET", room, caret, token .. "|" .. place .. "|" .. HELD .. "|" .. from)
+    end
+  end
 end
 return 1
 `;
@@ -1032,13 +1048,15 @@ return -1
 
 /**
  * Pass (a waiting call gives up the key on this node without ending its call; one key): where
- * the key holds `token` and the newest look of the call seen here (`QUEUE`'s `^`) is older than
- * this pass's own number `look`, delete it and hand the key to the queue's first live waiter
+ * the key holds `token` and the queue's holder record (`QUEUE`'s `^`) names the call with a look
+ * older than this pass's own number `look`, delete it and hand the key to the queue's first live waiter
  * other than the call (`serve`); then, wherever the key does not hold `token`, register the call
  * again with its place, under the pass's look (ARGV 2–8: the registration, as ACQUIRE's). A look
  * numbered at or after the pass that placed or found `token` here first keeps it: the client,
  * once it sent the pass, counts only what looks numbered from the pass on placed (P2), so a pass
- * that runs late never removes a placement the client counts (docs/SAFETY.md §2, P4). KEYS: the
+ * that runs late never removes a placement the client counts (docs/SAFETY.md §2, P4); nor one an
+ * extension counted (EXTEND raises the record's look past every pass), nor a token with no record
+ * of its holder here (the queue expired under an extended grant). KEYS: the
  * triple, then the token's tombstone (see `TRIPLES`): after the call's cleanup nothing is done.
  * Returns {1, pttl} passed, {0, pttl} kept or not held here, pttl being the key's after the step.
  */
@@ -1065,8 +1083,11 @@ local current = redis.call("GET", lockKey(1))
 if current == token then
   local h = isQueue(1) and redis.call("HGET", roomKey(1), "^")
   local f = h and fields(h)
-  -- A look numbered at or after this pass already placed or found the token here: keep it.
-  if not (f and f[1] == token and tonumber(f[3]) >= tonumber(reg.look)) then
+  -- Only a placement this node recorded for a look before the pass is passed. A look numbered at
+  -- or after it placed or found the token here, or an extension counted it (EXTEND): keep it.
+  -- No record of the call as the holder: the queue expired under an extended token, so it may be
+  -- a grant: keep it too (it leaves at the call's end).
+  if f and f[1] == token and tonumber(f[3]) < tonumber(reg.look) then
     redis.call("DEL", lockKey(1))
     unhold(1, token)
     passed = 1

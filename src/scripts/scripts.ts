@@ -166,6 +166,8 @@ export interface ExtendArgs {
   readonly token: string;
   /** The lease to extend to, in ms (never shortens a node's expiry). */
   readonly ttl: number;
+  /** The room's field naming the holder (see `KeyTriple.holder`); absent: `^`. */
+  readonly holder?: string | undefined;
 }
 
 /** See `EXTEND_LUA`. */
@@ -173,7 +175,8 @@ export const EXTEND: Script<CasReply, ExtendArgs> = {
   name: "extend",
   lua: EXTEND_LUA,
   sha1: EXTEND_SHA1,
-  args: ({ token, ttl }) => [token, String(ttl)],
+  args: ({ token, ttl, holder }) =>
+    holder === undefined ? [token, String(ttl)] : [token, String(ttl), holder],
   parse: casCode,
 };
 

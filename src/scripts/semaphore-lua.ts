@@ -157,10 +157,11 @@ return reply
  * triples' slot indices, `keep` (the slot kept, "" for none), `preferMs`, then a registration as
  * PASS's (place, look, listener, waitMs, handMs, roomMs, handFence).
  *
- * Every slot but `keep` that holds the token, where the newest look of the call seen on it
- * (`^<j>`) is older than this pass's `look`, is freed and served to the room's first live waiter
- * other than the call (P4 per slot: a look numbered at or after the pass keeps what it placed);
- * `keep` is never touched. Where the token is then on no slot, the call is registered under the
+ * Every slot but `keep` that holds the token, where the slot's holder record (`^<j>`) names the
+ * call with a look older than this pass's `look`, is freed and served to the room's first live
+ * waiter other than the call (P4 per slot: a look numbered at or after the pass keeps what it
+ * placed, an extension keeps what it counted — EXTEND raises the record's look past every pass —
+ * and a slot with no record of the call may be its permit); `keep` is never touched. Where the token is then on no slot, the call is registered under the
  * pass's look, preferring `keep` (when given) until `preferMs` of node time from now. After the
  * call's tombstone nothing is done. Returns {passed, slot}: passed 1 when any slot was freed, and
  * the slot the token is on here after the pass (-1 none).
@@ -191,8 +192,10 @@ for i = 1, n do
   if redis.call("GET", lockKey(i)) == token then
     local h = isQueue(i) and redis.call("HGET", roomKey(i), "^" .. slotOf[i])
     local f = h and fields(h)
-    -- The kept slot, or a look numbered at or after this pass placed or found it here: keep it.
-    if tostring(slotOf[i]) == keep or (f and f[1] == token and tonumber(f[3]) >= tonumber(look)) then
+    -- Only a slot this node recorded for a look before the pass is passed (P4 per slot): the
+    -- kept slot, one a look numbered at or after the pass placed or found, one an extension
+    -- counted (EXTEND) and one with no record of its holder (it may be the permit) stay.
+    if tostring(slotOf[i]) == keep or not (f and f[1] == token and tonumber(f[3]) < tonumber(look)) then
       on = slotOf[i]
     else
       redis.call("DEL", lockKey(i))

@@ -48,6 +48,11 @@ export interface CampaignOptions {
   readonly focus?: ScheduleFocus | undefined;
   /** Called after every schedule (progress output). */
   readonly onSchedule?: ((done: number, report: CampaignReport) => void) | undefined;
+  /**
+   * Called once, with the first failing schedule before shrinking starts: shrinking a large
+   * schedule can take an hour, and a campaign stopped meanwhile would otherwise lose the finding.
+   */
+  readonly onFirstFailure?: ((spec: ScheduleSpec, result: RunResult) => void) | undefined;
 }
 
 /**
@@ -88,6 +93,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     if (result.verdict.hazards.length > 0) totals.hazards++;
     options.onSchedule?.(totals.schedules, report());
     if (result.verdict.bugs.length === 0) return true;
+    if (last === undefined) options.onFirstFailure?.(spec, result);
     last = { spec, result };
     return false;
   });

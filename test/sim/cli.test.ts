@@ -36,12 +36,17 @@ describe("npm run sim", () => {
     expect(stdout).toMatch(replay);
     expect(stdout).toMatch(/^ {2}- overlap: /m);
     expect(stdout).toMatch(/^spec: \{"seed":/m);
+    // The failing schedule is printed as found, before shrinking (which can take long).
+    expect(stdout).toMatch(
+      /^found \(shrinking now\):\n {2}- overlap: .*\nunshrunk spec: \{"seed":/m,
+    );
+    expect(stdout.indexOf("unshrunk spec: ")).toBeLessThan(stdout.indexOf("\nspec: "));
     expect(status).toBe(1);
     // The printed command replays exactly that schedule: one run, the same failure.
     const path = stdout.match(replay)?.[1] ?? "";
     const again = run("--seed", "1", "--path", path, "--mutant", "a-extend-shortens");
     expect(again.stdout).toMatch(/^violations: 1 bugs;/m);
-    expect(again.stdout).toContain(stdout.slice(stdout.indexOf("spec: ")).trim());
+    expect(again.stdout).toContain(stdout.slice(stdout.lastIndexOf("\nspec: ")).trim());
   }, 240_000); // two CLI runs of up to 120 s each on a loaded machine
 
   it("rejects bad arguments with the usage line and exit code 2", () => {

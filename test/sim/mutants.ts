@@ -211,8 +211,29 @@ const LOCK_MUTANTS = {
   "q3-pass-ignores-look": new Map([
     mutate(
       PASS,
-      "if not (f and f[1] == token and tonumber(f[3]) >= tonumber(reg.look)) then",
+      "if f and f[1] == token and tonumber(f[3]) < tonumber(reg.look) then",
       "if true then",
+    ),
+  ]),
+  /**
+   * q8 (docs/SAFETY.md §2 EXTEND, P4): an extension leaves the holder's record as its last look
+   * set it, so a pass the call sent before its grant, running late, removes a token the
+   * extension counted. Regression `q8-late-pass-after-extend` (found by a campaign, seed 20261261).
+   */
+  "q8-extend-not-marked": new Map([
+    mutate(EXTEND, "if who == token and look ~= HELD then", "if false then"),
+  ]),
+  /**
+   * q9 (docs/SAFETY.md §2 PASS, P4): PASS removes the token where the queue records no holder
+   * (the rule before the fix: only a record of a newer look kept it), though the queue may have
+   * expired under an extended grant. No schedule outlives a queue that way within a run's
+   * leases; `test/scripts/queue-scripts.test.ts` runs the script sequence instead.
+   */
+  "q9-pass-without-record": new Map([
+    mutate(
+      PASS,
+      "if f and f[1] == token and tonumber(f[3]) < tonumber(reg.look) then",
+      "if not (f and f[1] == token and tonumber(f[3]) >= tonumber(reg.look)) then",
     ),
   ]),
   /**

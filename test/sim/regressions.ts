@@ -1262,6 +1262,61 @@ export const REGRESSIONS = {
     finds: "liveness",
   },
   /**
+   * q8 (docs/SAFETY.md §2 EXTEND, P4): found by the campaign on 1640471 (`npm run sim -- --seed
+   * 20261261`, schedule 12,666, shrunk): 5 nodes, faulty weather. c1 of instance 0 (`acquire`,
+   * extend 203) waits in the queues; after a look that showed an earlier caller ahead it passes
+   * (look 2), and the pass to one node is delayed. That node's token was placed by look 1. c1 is
+   * granted by hand-offs of look 2 on three other nodes, and its extension answers on that node
+   * too and counts it; then the late pass runs there and removes the token (its record says look
+   * 1). The extension's majority now rests on two nodes, and a waiter of instance 1 is granted
+   * 0.14 ms before c1's extended validity ends. Fixed: EXTEND raises the holder's recorded look
+   * past every pass, in the step that finds the token. Undone ("overlap").
+   */
+  "q8-late-pass-after-extend": {
+    spec: {
+      seed: 2,
+      nodes: 5,
+      weather: "faulty",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      nodeRates: [1, 1, 1, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            caller(82, { kind: "using", key: 0, wait: 129, hold: 0 }),
+            caller(
+              332,
+              { kind: "using", key: 0, wait: 9, hold: 0 },
+              multi([0], 0, 150, 0),
+              acquire(150, 128, 0, { extend: 203, end: "crash" }),
+            ),
+          ],
+        },
+        {
+          wake: false,
+          rate: 1.00141,
+          callers: [
+            caller(
+              94,
+              { kind: "using", key: 0, wait: 707, hold: 179 },
+              { kind: "scheduled", job: 0, time: 0, hold: 51 },
+            ),
+            caller(81, acquire(283, 50, 984), acquire(150, 0, 0)),
+            caller(116, acquire(150, 749, 0), acquire(459, 278, 0), {
+              kind: "idempotent",
+              ...{ key: 0, body: 0, lease: 150, hold: 0, fail: false, wait: 50 },
+            }),
+          ],
+        },
+      ],
+    },
+    mutant: "q8-extend-not-marked",
+    finds: "overlap",
+  },
+  /**
    * x (docs/SAFETY.md §6 "The queue": a pass acts on one look): found with the permit waiters'
    * campaigns (`npm run sim -- --seed 12 --path 86 --semaphores --fault-free`, shrunk; no
    * semaphore caller takes part). A `multi` on [k0] waits behind a holder; its look saw the
