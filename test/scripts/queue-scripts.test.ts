@@ -8,7 +8,7 @@
  */
 import type { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { ACQUIRE, DISCARD, HANDOVER, LEAVE, PASS, RELEASE } from "../../src/scripts";
+import { ACQUIRE, DISCARD, EXTEND, HANDOVER, LEAVE, PASS, RELEASE } from "../../src/scripts";
 import { useDevCluster } from "../support/dev-cluster";
 
 const dev = useDevCluster({ nodes: 1 });
@@ -189,6 +189,43 @@ describe("the queue's scripts on redis-server", () => {
     expect((await record(w, A))?.[3]).toBe("4");
     await until(() => heard.length > 0);
     expect(heard[0]?.startsWith(`${B}|1|`)).toBe(true);
+  });
+
+  it("PASS keeps what an extension counted and a token with no holder record; EXTEND raises only its own record", async () => {
+    const { k, w, keys } = lock();
+    const pass = (token: string, look: number) =>
+      r().eval(PASS.lua, 4, ...keys, `${k}:void:${token}`, token, ...reg(100, look)) as Promise<
+        number[]
+      >;
+    const extend = (token: string) =>
+      r().eval(
+        EXTEND.lua,
+        3,
+        ...keys,
+        token,
+        "8000",
+        ...EXTEND.args({ token, ttl: 8_000 }).slice(2),
+      );
+    // Look 1 placed A here; A was granted elsewhere and its extension found the token here.
+    expect((await acquire(keys, A, reg(100, 1)))[0]).toBe(1);
+    expect(await extend(A)).toBe(1);
+    const held = (await r().hget(w, "^"))?.split("|") ?? [];
+    expect([held[0], held[1], held[3]]).toEqual([A, "100", ""]);
+    expect(Number(held[2])).toBeGreaterThan(1e13);
+    // A's pass 2, sent before its grant, runs now: the counted token stays, nobody is served.
+    expect(await pass(A, 2)).toEqual([0, expect.any(Number)]);
+    expect(await r().get(k)).toBe(A);
+    expect(await record(w, A)).toBeUndefined();
+    // No holder record (the queue expired under the extended token): kept as well.
+    await r().del(w);
+    expect((await pass(A, 3))[0]).toBe(0);
+    expect(await r().get(k)).toBe(A);
+    // Another call's extension never touches the record of this one.
+    const other = lock();
+    await acquire(other.keys, B, reg(200, 1));
+    await r().hset(other.w, "^", `${B}|200|1|`);
+    await r().eval(EXTEND.lua, 3, ...other.keys, C, "8000");
+    expect(await r().hget(other.w, "^")).toBe(`${B}|200|1|`);
   });
 
   it("DISCARD takes back a key handed to the call, serves the next, and its tombstone refuses a late ACQUIRE", async () => {

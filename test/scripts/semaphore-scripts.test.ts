@@ -10,6 +10,7 @@
 import type { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import {
+  EXTEND,
   type QueueRegistration,
   type SemaphoreKeys,
   scriptKeys,
@@ -399,6 +400,23 @@ describe("SEM_PASS and SEM_INSPECT on redis-server", () => {
     // No keep: every old slot passed, registered without a preference.
     expect(await pass(v, T, reg(100, 4))).toEqual([1, -1]);
     expect((await record(v, T))?.slice(7)).toEqual(["", "0", "3"]);
+  });
+
+  it("keeps a slot an extension counted (EXTEND with the slot's holder field) and a slot with no holder record", async () => {
+    const s = sem();
+    // T on slot 1, placed by look 1; the permit's extension (slot 1's triple) finds it there.
+    await acquire(s, T, [1, 0, 2], { eligible: 1, queue: reg(100, 1) });
+    const slot = s.slots[1] as SemaphoreKeys["slots"][number];
+    const args = EXTEND.args({ token: T, ttl: 8_000, holder: slot.holder });
+    expect(await r().eval(EXTEND.lua, 3, slot.lock, slot.fence, slot.room, ...args)).toBe(1);
+    expect(Number((await r().hget(s.room, "^1"))?.split("|")[2])).toBeGreaterThan(1e13);
+    // A pass numbered 2 keeping nothing, sent before the grant, runs late: slot 1 stays.
+    expect(await pass(s, T, reg(100, 2))).toEqual([0, 1]);
+    expect(await slotsOf(s, T)).toEqual([1]);
+    // With no record of slot 1's holder, it stays too.
+    await r().hdel(s.room, "^1");
+    expect(await pass(s, T, reg(100, 3))).toEqual([0, 1]);
+    expect(await slotsOf(s, T)).toEqual([1]);
   });
 
   it("SEM_INSPECT reads each slot's PTTL in the order given", async () => {

@@ -1,11 +1,12 @@
 /**
  * The queue served by RELEASE, HANDOVER, DISCARD, PASS and LEAVE (hand-offs, `before`, re-sends
- * recognising the waiter handed to, the look fence, a queue key of another type): simulated node =
+ * recognising the waiter handed to, the look fence, a queue key of another type), and the
+ * holder record EXTEND raises: simulated node =
  * redis-server.
  * The harness and what it compares: queue-parity.ts.
  */
 import { describe, it } from "vitest";
-import { DISCARD, HANDOVER, LEAVE, PASS, RELEASE } from "../../../src/scripts";
+import { DISCARD, EXTEND, HANDOVER, LEAVE, PASS, RELEASE } from "../../../src/scripts";
 import { useDevCluster } from "../../support/dev-cluster";
 import {
   A,
@@ -188,6 +189,37 @@ const CASES: readonly Case[] = [
     setup: [hold("x")],
     script: PASS,
     args: [T, ...reg("100", "2")],
+  },
+  {
+    name: "pass kept: an extension counted the token",
+    setup: [hold(T), caret(T, "100", "100000000000000")],
+    script: PASS,
+    args: [T, ...reg("100", "2")],
+  },
+  {
+    name: "pass kept: no holder record",
+    setup: [hold(T), q(A, "200", "1")],
+    listen: ["w"],
+    script: PASS,
+    args: [T, ...reg("100", "2")],
+  },
+  {
+    name: "pass kept: the record names another holder",
+    setup: [hold(T), caret(A, "50", "1")],
+    script: PASS,
+    args: [T, ...reg("100", "2")],
+  },
+  {
+    name: "extend raises its holder record past every pass",
+    setup: [hold(T, "1000"), caret(T, "100", "3", "x")],
+    script: EXTEND,
+    args: [T, "5000"],
+  },
+  {
+    name: "extend leaves another holder's record",
+    setup: [hold(T, "1000"), caret(A, "100", "3")],
+    script: EXTEND,
+    args: [T, "5000"],
   },
   {
     name: "pass after the cleanup does nothing",
