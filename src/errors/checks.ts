@@ -34,6 +34,27 @@ export function checkKnown(options: unknown, known: ReadonlySet<string>, of: str
 }
 
 /**
+ * {@link checkKnown} for an entry point that takes a `locks` option (the adapters, the
+ * Idempotency-Key layer): the manager itself passed where the options go (`limit(locks, {...})`)
+ * is named as such, not as "unknown option `acquire`". Apart from `checkKnown` so that an app
+ * importing `createLocks` alone does not carry it.
+ *
+ * @throws {ConfigurationError} naming `options` for the manager, else as `checkKnown`
+ * @example
+ * checkOptionsWithLocks(options, KNOWN, "withLimit");
+ */
+export function checkOptionsWithLocks(
+  options: unknown,
+  known: ReadonlySet<string>,
+  of: string,
+): void {
+  if (typeof (options as { acquire?: unknown } | null)?.acquire === "function") {
+    throw new ConfigurationError("options", `${of} got the lock manager: pass it as \`locks\``);
+  }
+  checkKnown(options, known, of);
+}
+
+/**
  * Whether `value` is a plain object: an object literal, one without a prototype, or one from
  * another realm (an iframe's, a `vm` context's) — not an array, a Map or a class instance.
  *

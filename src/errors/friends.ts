@@ -10,6 +10,7 @@
 export {
   checkFunction,
   checkKnown,
+  checkOptionsWithLocks,
   isPlainObject,
   optionalMs,
   optionalNonNegative,

@@ -1,5 +1,11 @@
 import type { Budget } from "../budget";
-import { ConfigurationError, checkKnown, type NodeOutcome, optionalMs, shown } from "../errors";
+import {
+  ConfigurationError,
+  checkOptionsWithLocks,
+  type NodeOutcome,
+  optionalMs,
+  shown,
+} from "../errors";
 import type { Locks } from "../lock";
 import { isLocks } from "../lock";
 import { DEFAULT_SCOPE_HEADERS, type ScopeRule } from "./digest";
@@ -249,7 +255,7 @@ export function resolveIdempotency<C>(
   if (typeof options !== "object" || options === null) {
     throw new ConfigurationError("options", `${of}() expects an options object { locks }`);
   }
-  checkKnown(options, KNOWN, of);
+  checkOptionsWithLocks(options, KNOWN, of);
   const { locks } = options;
   if (typeof locks !== "function" && !isLocks(locks)) {
     throw new ConfigurationError("locks", "expected createLocks(...) or a function returning it");

@@ -137,6 +137,24 @@ describe("limit(): at most `permits` at once", () => {
     expect(errors[0]).toBeInstanceOf(ConfigurationError);
     expect(errors[0]).toMatchObject({ option: "key" });
   });
+
+  it("key(c) returning an array is a 500 naming key that asks for one string (a semaphore has one name)", async () => {
+    const errors: unknown[] = [];
+    const app = new Hono();
+    app.onError((error, c) => {
+      errors.push(error);
+      return c.text("error", 500);
+    });
+    const locks = make(uniquePrefix("limit-array"));
+    app.post("/", limit({ locks, permits: 1, key: () => ["a", "b"] as never }), (c) =>
+      c.text("ran"),
+    );
+    expect((await app.request("/", { method: "POST" })).status).toBe(500);
+    expect(errors[0]).toMatchObject({ option: "key" });
+    expect((errors[0] as Error).message).toBe(
+      "invalid option `key`: key(c) returned [a, b], expected a non-empty string (does the route have the parameter it reads?)",
+    );
+  });
 });
 
 describe("limit(): the whole response under the permit", () => {

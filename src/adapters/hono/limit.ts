@@ -162,11 +162,9 @@ export function limit<E extends Env = any, P extends string = any>(
   const unreadBodyTimeout = opts.unreadBodyTimeout ?? UNREAD_BODY_MS;
 
   const middleware: MiddlewareHandler = async function limit(c, next) {
-    const name = typeof key === "string" ? key : checkedKey(await key(c));
-    // An array from key(c) reaches semaphore(), whose key check names `key` (a 500).
+    const name = typeof key === "string" ? key : (checkedKey(await key(c), false) as string);
     const limiter =
-      fixed ??
-      semaphore(typeof locks === "function" ? locks(c) : locks, name as string, { permits });
+      fixed ?? semaphore(typeof locks === "function" ? locks(c) : locks, name, { permits });
     const requestBudget = budget === undefined ? defaultBudget(c) : budget(c);
     let permit: Permit;
     try {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ConfigurationError, checkKnown, optionalMs, shown } from "../../errors";
+import { ConfigurationError, checkOptionsWithLocks, optionalMs, shown } from "../../errors";
 import { isLocks } from "../../lock";
 
 /** A middleware's options as the checks read them (any object: unknown names are refused). */
@@ -32,7 +32,7 @@ export function checkMiddlewareOptions(
     throw new ConfigurationError("options", `${of} expects an options object ${usage}`);
   }
   // An array or a Map is refused as `options`, not read as "no locks".
-  checkKnown(options, known, of);
+  checkOptionsWithLocks(options, known, of);
   const { locks, lease, wait } = options;
   if (typeof locks !== "function" && !isLocks(locks)) {
     throw new ConfigurationError("locks", "expected createLocks(...) or a function (c) => Locks");
@@ -57,17 +57,18 @@ export function checkMiddlewareOptions(
 const isKey = (k: unknown): k is string => typeof k === "string" && k !== "";
 
 /**
- * `key(c)`'s result as the manager takes it: a non-empty string, or a non-empty array of them
- * (`limit()` passes it to `semaphore()`, which refuses an array). Anything else (a missing route
- * parameter's `undefined`, `""`) is the route's fault, named here before any node is asked.
+ * `key(c)`'s result as the manager takes it: a non-empty string, or (`several`, `lock()`'s) a
+ * non-empty array of them; `limit()` takes a string only (a semaphore has one name). Anything
+ * else (a missing route parameter's `undefined`, `""`) is the route's fault, named here before
+ * any node is asked.
  *
  * @throws {ConfigurationError} naming `key`
  * @example
  * const lockKey = checkedKey(await key(c));
  */
-export function checkedKey(value: unknown): string | string[] {
+export function checkedKey(value: unknown, several = true): string | string[] {
   if (isKey(value)) return value;
-  if (Array.isArray(value) && value.length > 0 && value.every(isKey)) return value;
+  if (several && Array.isArray(value) && value.length > 0 && value.every(isKey)) return value;
   const what = Array.isArray(value)
     ? `[${value.map((k) => (k === "" ? '""' : String(k))).join(", ")}]`
     : value === ""
@@ -75,6 +76,6 @@ export function checkedKey(value: unknown): string | string[] {
       : String(value);
   throw new ConfigurationError(
     "key",
-    `key(c) returned ${what}, expected a non-empty string or a non-empty array of them (does the route have the parameter it reads?)`,
+    `key(c) returned ${what}, expected a non-empty string${several ? " or a non-empty array of them" : ""} (does the route have the parameter it reads?)`,
   );
 }

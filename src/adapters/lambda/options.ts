@@ -1,5 +1,10 @@
 import type { BudgetOptions, LambdaContextLike } from "../../budget";
-import { checkFunction, checkKnown, optionalMs, optionalNonNegative } from "../../errors";
+import {
+  checkFunction,
+  checkOptionsWithLocks,
+  optionalMs,
+  optionalNonNegative,
+} from "../../errors";
 import type { AcquireOptions, Locks } from "../../lock";
 import { checkLocksOption } from "../../lock";
 import type { WithLockOptions } from "./types";
@@ -38,7 +43,7 @@ export function resolveWithLock<TEvent, TResult, TContext extends LambdaContextL
   options: WithLockOptions<TEvent, TResult, TContext>,
 ): ResolvedWithLock<TEvent, TResult, TContext> {
   checkFunction("handler", handler);
-  checkKnown(options, KNOWN, "withLock");
+  checkOptionsWithLocks(options, KNOWN, "withLock");
   const { locks, key, onBusy } = options;
   checkLocksOption(locks);
   checkFunction("key", key);

@@ -3,7 +3,7 @@ import { checkRetention, logSkip, once } from "../../dedupe";
 import {
   ConfigurationError,
   checkFunction,
-  checkKnown,
+  checkOptionsWithLocks,
   optionalMs,
   optionalNonNegative,
 } from "../../errors";
@@ -70,7 +70,7 @@ export function dedupeScheduled<
   options: DedupeScheduledOptions<TEvent, TContext>,
 ): LambdaHandler<TEvent, TResult | ScheduledSkipped, TContext> {
   checkFunction("handler", handler);
-  checkKnown(options, KNOWN, "dedupeScheduled");
+  checkOptionsWithLocks(options, KNOWN, "dedupeScheduled");
   const { locks, key, onSkip } = options;
   checkLocksOption(locks);
   if (key !== undefined) checkFunction("key", key);

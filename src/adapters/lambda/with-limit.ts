@@ -2,7 +2,7 @@ import { budget, type LambdaContextLike } from "../../budget";
 import {
   ConfigurationError,
   checkFunction,
-  checkKnown,
+  checkOptionsWithLocks,
   isSemaphoreBusyError,
   type SemaphoreBusyError,
 } from "../../errors";
@@ -98,7 +98,7 @@ export function withLimit<
   options: WithLimitOptions<TEvent, NoInfer<TResult>, TContext>,
 ): LambdaHandler<TEvent, TResult, TContext> {
   checkFunction("handler", handler);
-  checkKnown(options, KNOWN, "withLimit");
+  checkOptionsWithLocks(options, KNOWN, "withLimit");
   const { key, permits, onBusy, ...rest } = options;
   if (key === "") throw new ConfigurationError("key", "expected a non-empty string");
   // withLock's checks for the rest; `key` and `onBusy` as functions, whatever they take.

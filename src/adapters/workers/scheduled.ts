@@ -3,7 +3,7 @@ import { checkRetention, logSkip, once } from "../../dedupe";
 import {
   ConfigurationError,
   checkFunction,
-  checkKnown,
+  checkOptionsWithLocks,
   isConfigurationError,
   optionalMs,
 } from "../../errors";
@@ -74,7 +74,7 @@ export function dedupeScheduled<
   options: DedupeScheduledOptions<Env, NoInfer<Controller>>,
 ): ScheduledHandler<Env, Controller, Ctx> {
   checkFunction("handler", handler);
-  checkKnown(options, KNOWN, "dedupeScheduled");
+  checkOptionsWithLocks(options, KNOWN, "dedupeScheduled");
   const { locks, name, key, budget, onSkip } = options;
   checkLocksOption(locks);
   if (key !== undefined) checkFunction("key", key);
