@@ -52,6 +52,13 @@ end
 `;
 
 /**
+ * The look number a holder record (`^`, `^<j>`) gets once no pass of the call may remove its
+ * token there: above every look a call numbers (docs/SAFETY.md §2 P4). Written as this very
+ * string (Lua's `tostring` would print a number this large in another form).
+ */
+export const HELD_LOOK = "100000000000000";
+
+/**
  * Lua shared by the scripts that keep a token where it is: `lengthen(key, ttl)` raises the key's
  * expiry to `ttl` ms when less is left, and never lowers it (docs/SAFETY.md §2, E1: a request that
  * timed out may still run, late or after a longer extension).
@@ -331,7 +338,9 @@ const QUEUE = queueLua({ slots: false });
  * before the caller in the queue's order (place, then token; a caller without a place comes after
  * everyone), else -1: the caller that is told a place gives way (P4). A request that
  * finds its own token never shortens the TTL and never counts a second fence (a re-send, or a
- * later look of the same call: P2).
+ * later look of the same call: P2); it raises the newest look in the queue's holder record
+ * naming the token, and where no record names it (only an extended grant outlives its record)
+ * it writes one with a look no pass reaches (`HELD_LOOK`, P4), however old the request.
  *
  * `place` (ARGV 4) is the caller's place, the epoch ms of its call ("" for none: placed after
  * every waiter). A free key with a live waiter placed before the caller is not the caller's: it
@@ -436,8 +445,12 @@ if flag == nil then
         if reg and tonumber(reg.look) > tonumber(f[3]) then
           holder(i, token, f[2], reg.look, f[4])
         end
-      else
+      elseif currents[i] == false then
         holder(i, token, place or "", reg and reg.look or 0, "")
+      else
+        -- Found with no record naming it: only an extended grant outlives its queue's record,
+        -- and no pass may remove it (P4), however old this look is.
+        holder(i, token, place or "", "${HELD_LOOK}", "")
       end
       keepQueue(i, ttl)
     end
@@ -480,7 +493,7 @@ ${KEY_TRIPLES}${LENGTHEN}local n = keyCount() -- the lock's keys
 local token = ARGV[1] -- the holder's token
 local ttl = ARGV[2] -- the lease to extend to, ms
 local caret = ARGV[3] or "^" -- the room's field naming the key's holder
-local HELD = "100000000000000" -- a look number no pass reaches
+local HELD = "${HELD_LOOK}" -- a look number no pass reaches
 
 local absent = false
 for i = 1, n do

@@ -24,7 +24,7 @@
  *
  * @module
  */
-import { KEY_TRIPLES, LENGTHEN, queueLua, TRIPLES } from "./lua";
+import { HELD_LOOK, KEY_TRIPLES, LENGTHEN, queueLua, TRIPLES } from "./lua";
 
 /**
  * Lua shared by the slot scripts: `slotOf[i]` is triple i's slot index, filled by the script from
@@ -57,7 +57,8 @@ const SLOT_QUEUE = queueLua({ slots: true });
  * 1. The tombstone exists: the call ended (L3). Nothing is placed or registered: {3, pttl of the
  *    tombstone}.
  * 2. **Find**: when any slot (all of them, eligible or not) holds the token, lengthen it (E1),
- *    raise `^<j>`'s newest look (P2), delete the token's record: {1, j}.
+ *    raise `^<j>`'s newest look (P2; with no `^<j>` naming the token, one no pass reaches: only
+ *    an extended permit outlives its record, P4), delete the token's record: {1, j}.
  * 3. **Place**: walk the eligible triples in order; a free slot first goes to the first live
  *    waiter placed before the caller that takes it (`serve`: P1, P3), and then the walk goes on;
  *    the first free slot nobody earlier takes gets the token (`SET … PX ttl`, `^<j>`, the record
@@ -98,7 +99,7 @@ local limit = nil
 if place and place ~= "" then
   limit = {tonumber(place), token}
 end
-local function granted(i)
+local function granted(i, found)
   -- The token is on slot i: it has no record any more (S1), and the room names it slot i's
   -- holder, with its place and the newest look seen (P2), where someone queues.
   if isQueue(i) and (reg or redis.call("EXISTS", roomKey(i)) == 1) then
@@ -109,6 +110,10 @@ local function granted(i)
       if reg and tonumber(reg.look) > tonumber(f[3]) then
         holder(i, token, f[2], reg.look, f[4])
       end
+    elseif found then
+      -- Found with no record naming it: only an extended permit outlives its record, and no
+      -- pass may remove it (P4), however old this look is.
+      holder(i, token, place or "", "${HELD_LOOK}", "")
     else
       holder(i, token, place or "", reg and reg.look or 0, "")
     end
@@ -120,7 +125,7 @@ end
 for i = 1, n do
   if redis.call("GET", lockKey(i)) == token then
     lengthen(lockKey(i), ttl)
-    return granted(i)
+    return granted(i, true)
   end
 end
 -- Place on the first free eligible slot that no earlier live waiter takes.

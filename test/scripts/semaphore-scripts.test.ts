@@ -413,9 +413,13 @@ describe("SEM_PASS and SEM_INSPECT on redis-server", () => {
     // A pass numbered 2 keeping nothing, sent before the grant, runs late: slot 1 stays.
     expect(await pass(s, T, reg(100, 2))).toEqual([0, 1]);
     expect(await slotsOf(s, T)).toEqual([1]);
-    // With no record of slot 1's holder, it stays too.
-    await r().hdel(s.room, "^1");
+    // With no record of slot 1's holder (the room expired under the extended permit), it stays
+    // too; and a late look (look 1) that finds it then records a look no pass reaches (q10).
+    await r().del(s.room);
     expect(await pass(s, T, reg(100, 3))).toEqual([0, 1]);
+    expect(await acquire(s, T, [1, 0, 2], { eligible: 1, queue: reg(100, 1) })).toEqual([1, 1]);
+    expect(Number((await r().hget(s.room, "^1"))?.split("|")[2])).toBeGreaterThan(1e13);
+    expect(await pass(s, T, reg(100, 4))).toEqual([0, 1]);
     expect(await slotsOf(s, T)).toEqual([1]);
   });
 

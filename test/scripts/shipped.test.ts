@@ -45,18 +45,18 @@ const texts = (lua: string): string[] => tokenize(lua).map((t) => t.text);
  * that adding them changes no lock script.
  */
 const LOCK_SHA1S: Readonly<Record<string, string>> = {
-  ACQUIRE: "3dced953dd8d70fa941f47ad3a0e556bc8ade4c2",
+  ACQUIRE: "504395dd5d629a03b8c26218b65c01cb5fd7b7fe",
   COMPLETE: "574c6b1ade95dc6a026514df771cec7b4f4d35ee",
-  DISCARD: "d073ec244c03dd590137dffe442aca6b33c9d29f",
+  DISCARD: "5c68ec826b549f46b0ab6b02f8e1489c614c2579",
   EXTEND: "8abf68a541092a9de3f374fb1dadb17606b884dd",
   FENCE_RAISE: "5c9fef1049fc8a3277ab6b31755b26a212586e77",
   FORCE_RELEASE: "8272afae4909e8ebf6b61e6f5d811f0c37470b3c",
-  HANDOVER: "01ed08ecf25bae8e493043ee831209f7f4363731",
-  INSPECT: "824e4a5f53e3d21ed3a1c5d681bb6945e03855c8",
+  HANDOVER: "bb5879b1278a77bd12c0a398f34d29987cd8d4bb",
+  INSPECT: "ea68a51d2667a9ad8134f7bbbc840b2c8f14853f",
   LEAVE: "53abb1b971ed1594cd7b4fcec517517cda41fcb8",
-  PASS: "badcf4286f65d15a5dd4e64456e4e13471747f4a",
-  RECORD: "5e2765a61d9bfc5d1d44359611d78806727e6c13",
-  RELEASE: "ddeba2ebec61d327234721e917c9cc86094fc975",
+  PASS: "8ac3ed818feb9d5eb6c5560bb8be41c505b0fc2c",
+  RECORD: "a91f24a8ab1698f6fbe2e0e55b59d23a514d14b1",
+  RELEASE: "2b0f494ef2f192b896866e0a5eaff0f5ad20cd6a",
   RESUME: "5597a5dfb04523e7650af6dddc524439944b9045",
 };
 

@@ -23,6 +23,8 @@ import {
   RELEASE,
   RESUME,
 } from "../../src/scripts";
+import { HELD_LOOK } from "../../src/scripts/lua";
+import { SEM_ACQUIRE } from "../../src/scripts/semaphore";
 import { mutate, type ScriptOverrides } from "./mutate";
 import type { SourcePatch } from "./runtime/bundle";
 import { SEMAPHORE_CLIENT_MUTANTS, SEMAPHORE_MUTANTS } from "./semaphore-mutants";
@@ -223,6 +225,22 @@ const LOCK_MUTANTS = {
   "q8-extend-not-marked": new Map([
     mutate(EXTEND, "if who == token and look ~= HELD then", "if false then"),
   ]),
+  /**
+   * q10 (docs/SAFETY.md §2 ACQUIRE, P4): a look that finds its token where no holder record names
+   * it (the queue expired under an extended grant) records its own look, however old: a late
+   * pass numbered after it then removes what the extension counted. Found by an outside review
+   * after q8's fix; no schedule outlives a queue that way within its leases, so
+   * `test/scripts/queue-scripts.test.ts` and `semaphore-scripts.test.ts` run the sequence.
+   */
+  "q10-found-writes-its-look": new Map(
+    [ACQUIRE, SEM_ACQUIRE].map((script) =>
+      mutate(
+        script,
+        `holder(i, token, place or "", "${HELD_LOOK}", "")`,
+        `holder(i, token, place or "", reg and reg.look or 0, "")`,
+      ),
+    ),
+  ),
   /**
    * q9 (docs/SAFETY.md §2 PASS, P4): PASS removes the token where the queue records no holder
    * (the rule before the fix: only a record of a newer look kept it), though the queue may have
