@@ -1101,11 +1101,18 @@ if current == token then
   -- No record of the call as the holder: the queue expired under an extended token, so it may be
   -- a grant: keep it too (it leaves at the call's end).
   if f and f[1] == token and tonumber(f[3]) < tonumber(reg.look) then
-    redis.call("DEL", lockKey(1))
-    unhold(1, token)
-    passed = 1
-    current = false
-    serve(1, lo, token, nil, token)
+    -- Give way only to callers placed before the passer: an earlier waiter here, or, with
+    -- nobody waiting here, whoever looks next. With only later waiters, keep it: handing it to
+    -- one lets a later call overtake the passer, and helps nobody placed before it (the holder
+    -- that made it pass released, or does not wait here).
+    local limit = {tonumber(place), token}
+    if head(1, lo, token, limit) or not head(1, lo, token, nil) then
+      redis.call("DEL", lockKey(1))
+      unhold(1, token)
+      passed = 1
+      current = false
+      serve(1, lo, token, limit, token)
+    end
   end
 end
 if current ~= token then

@@ -169,7 +169,7 @@ describe("the queue's scripts on redis-server", () => {
     expect(await r().hget(second.w, "^")).toBe(`${N}|200|0|${H}`);
   });
 
-  it("PASS: a look numbered at or after the pass keeps its placement; a later pass gives it on", async () => {
+  it("PASS: a look numbered at or after the pass keeps its placement; a later pass gives it to an earlier waiter only, or frees it", async () => {
     const { k, w, keys } = lock();
     const void_ = `${k}:void:${A}`;
     const heard = await listen(w, "l1");
@@ -181,14 +181,33 @@ describe("the queue's scripts on redis-server", () => {
     expect((await pass(2))[0]).toBe(0);
     expect(await r().get(k)).toBe(A);
     expect(await record(w, A)).toBeUndefined();
-    // Pass 4: removed, handed to B, A registered again under look 4.
-    const [passed, pttl] = await pass(4);
+    // Pass 4 with only a later waiter (B, place 200) here: kept — handing it to B would let a
+    // later call overtake A, and helps nobody placed before A.
+    expect((await pass(4))[0]).toBe(0);
+    expect(await r().get(k)).toBe(A);
+    // An earlier waiter (C, place 50) registers: pass 5 removes it, hands it to C (not B), and
+    // registers A again under look 5.
+    await acquire(keys, C, reg(50, 1));
+    const [passed, pttl] = await pass(5);
     expect(passed).toBe(1);
-    expect(await r().get(k)).toBe(B);
+    expect(await r().get(k)).toBe(C);
     expect(pttl).toBeLessThanOrEqual(1_500);
-    expect((await record(w, A))?.[3]).toBe("4");
+    expect((await record(w, A))?.[3]).toBe("5");
     await until(() => heard.length > 0);
-    expect(heard[0]?.startsWith(`${B}|1|`)).toBe(true);
+    expect(heard[0]?.startsWith(`${C}|1|`)).toBe(true);
+    // Nobody waiting: a pass frees the key (an earlier caller that polls takes it).
+    const alone = lock();
+    expect((await acquire(alone.keys, D, reg(300, 1)))[0]).toBe(1);
+    const passAlone = (await r().eval(
+      PASS.lua,
+      4,
+      ...alone.keys,
+      `${alone.k}:void:${D}`,
+      D,
+      ...reg(300, 2),
+    )) as number[];
+    expect(passAlone[0]).toBe(1);
+    expect(await r().get(alone.k)).toBeNull();
   });
 
   it("PASS keeps what an extension counted and a token with no holder record; EXTEND raises only its own record", async () => {

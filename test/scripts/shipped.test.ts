@@ -45,19 +45,19 @@ const texts = (lua: string): string[] => tokenize(lua).map((t) => t.text);
  * that adding them changes no lock script.
  */
 const LOCK_SHA1S: Readonly<Record<string, string>> = {
-  ACQUIRE: "504395dd5d629a03b8c26218b65c01cb5fd7b7fe",
+  ACQUIRE: "2dd2d10ce28d3432c39beb131dbbc407f0668e6a",
   COMPLETE: "574c6b1ade95dc6a026514df771cec7b4f4d35ee",
-  DISCARD: "5c68ec826b549f46b0ab6b02f8e1489c614c2579",
-  EXTEND: "8abf68a541092a9de3f374fb1dadb17606b884dd",
+  DISCARD: "231017c9d7b38a546b0d86fafee964423e247aff",
+  EXTEND: "9c1ea2b2a028cfc64a41bb9123bea3402255c527",
   FENCE_RAISE: "5c9fef1049fc8a3277ab6b31755b26a212586e77",
   FORCE_RELEASE: "8272afae4909e8ebf6b61e6f5d811f0c37470b3c",
-  HANDOVER: "bb5879b1278a77bd12c0a398f34d29987cd8d4bb",
-  INSPECT: "ea68a51d2667a9ad8134f7bbbc840b2c8f14853f",
+  HANDOVER: "d9232505618a075f4eff67567037d51b38dfd3f1",
+  INSPECT: "2975d1570fa7b70602c3c7a5baf2ab6c918e4e94",
   LEAVE: "53abb1b971ed1594cd7b4fcec517517cda41fcb8",
-  PASS: "8ac3ed818feb9d5eb6c5560bb8be41c505b0fc2c",
-  RECORD: "a91f24a8ab1698f6fbe2e0e55b59d23a514d14b1",
-  RELEASE: "2b0f494ef2f192b896866e0a5eaff0f5ad20cd6a",
-  RESUME: "5597a5dfb04523e7650af6dddc524439944b9045",
+  PASS: "dbf796c9a08740a43b8cc54e72a03540261fa598",
+  RECORD: "2c4d045aa1217069396c306e2debb1cc0ddc5cc8",
+  RELEASE: "25098e0b1981583a79db62bfe5dad1fb99a61b27",
+  RESUME: "97350a6443af56aa0324a82bab8e98afcf40d852",
 };
 
 /**

@@ -242,6 +242,30 @@ const LOCK_MUTANTS = {
     ),
   ),
   /**
+   * q11 (docs/SAFETY.md §2 PASS, §6 "The queue"): a pass hands the key to the queue's first live
+   * waiter even when it was placed after the passer (the rule before: any waiter). A pass sent on
+   * a look that saw an earlier holder, while that holder's release was already handing the
+   * passer the key, gave it to a later caller. Regression `q11-pass-to-later-waiter` (found by
+   * the campaign at seed 20261290, schedule 8,412): "queue-order".
+   */
+  "q11-pass-to-later-waiter": new Map([
+    mutate(
+      PASS,
+      `if head(1, lo, token, limit) or not head(1, lo, token, nil) then
+      redis.call("DEL", lockKey(1))
+      unhold(1, token)
+      passed = 1
+      current = false
+      serve(1, lo, token, limit, token)`,
+      `if true then
+      redis.call("DEL", lockKey(1))
+      unhold(1, token)
+      passed = 1
+      current = false
+      serve(1, lo, token, nil, token)`,
+    ),
+  ]),
+  /**
    * q9 (docs/SAFETY.md §2 PASS, P4): PASS removes the token where the queue records no holder
    * (the rule before the fix: only a record of a newer look kept it), though the queue may have
    * expired under an extended grant. No schedule outlives a queue that way within a run's

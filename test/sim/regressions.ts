@@ -1262,6 +1262,131 @@ export const REGRESSIONS = {
     finds: "liveness",
   },
   /**
+   * q11 (docs/SAFETY.md §2 PASS, §6 "The queue"): found by the campaign on 7faa01a (`npm run sim
+   * -- --seed 20261290`, schedule 8,412, shrunk; pre-existing: the same spec fails on 096ce33). 3
+   * nodes, calm. Instance 1's `using` (place 216, wait ending at 1,270) is split: its look 8 was
+   * refused on two nodes by instance 0's holder (place 7) and placed on the third; at 1,265 that
+   * holder releases and hands it the two nodes; at 1,267, before it hears them, its stall sends
+   * the pass that look 8 called for (an earlier holder on the nodes it lacked). The pass handed
+   * all three nodes to the queue's next waiter, instance 2's `multi` placed at 1,015: granted at
+   * 1,269, 1 ms before the waiter's end. Fixed: a pass gives way only to a waiter placed before
+   * the passer, or frees the key when nobody waits; with only later waiters it keeps the token
+   * (the waiter then gives up at its end, and only then is the key served). Undone ("queue-order").
+   */
+  "q11-pass-to-later-waiter": {
+    spec: {
+      seed: 0,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      nodeRates: [1, 1.00132, 0.99647, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 2,
+              ops: [
+                { kind: "using", key: 0, wait: 1002, hold: 257 },
+                { kind: "using", key: 0, wait: 0, hold: 0 },
+              ],
+            },
+          ],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 218,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+                { kind: "using", key: 0, wait: 1043, hold: 0 },
+              ],
+            },
+          ],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 228,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 777,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+                { kind: "multi", keys: [0], wait: 254, lease: 150, hold: 0, autoExtend: false },
+              ],
+            },
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 50,
+                  lease: 1000,
+                  hold: 1053,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "idempotent",
+                  key: 0,
+                  body: 0,
+                  lease: 150,
+                  hold: 0,
+                  fail: false,
+                  wait: 50,
+                  retries: 1,
+                  gap: 50,
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+    mutant: "q11-pass-to-later-waiter",
+    finds: "queue-order",
+  },
+  /**
    * q8 (docs/SAFETY.md §2 EXTEND, P4): found by the campaign on 1640471 (`npm run sim -- --seed
    * 20261261`, schedule 12,666, shrunk): 5 nodes, faulty weather. c1 of instance 0 (`acquire`,
    * extend 203) waits in the queues; after a look that showed an earlier caller ahead it passes

@@ -57,6 +57,211 @@ const calm = (nodes: 1 | 3 | 5): Omit<ScheduleSpec, "instances"> => ({
 
 export const SEMAPHORE_REGRESSIONS = {
   /**
+   * The permit-order property's gap (docs/SAFETY.md §4c "Order"), found by the campaign at seed
+   * 20261291 (schedule 3,978, shrunk): instance 1's waiter (P 1) froze at 487 with its streams
+   * open; the release of slot 0 on two nodes handed it to the frozen waiter, the hand-offs lapsed
+   * after `handMs`, and instance 2's `tryAcquire` took slot 0 at 772, 0.7 ms before the waiter's
+   * wait would have ended. A frozen waiter takes no turn: the property now judges a waiter only
+   * until its process froze, as permit-liveness already did. No library change; no mutant.
+   */
+  "s-frozen-waiter-overtaken": {
+    spec: {
+      seed: 0,
+      nodes: 3,
+      weather: "calm",
+      restarts: "none",
+      fencing: false,
+      keys: 1,
+      nodeRates: [1, 1, 1, 1, 1],
+      instances: [
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "acquire",
+                  key: 0,
+                  wait: 50,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+          ],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "semaphore",
+                  sem: 0,
+                  how: "acquire",
+                  wait: 0,
+                  lease: 150,
+                  hold: 420,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "semaphore",
+                  sem: 0,
+                  how: "acquire",
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "semaphore",
+                  sem: 0,
+                  how: "acquire",
+                  wait: 343,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                  abortAfter: 343,
+                },
+              ],
+            },
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "semaphore",
+                  sem: 0,
+                  how: "acquire",
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+          ],
+          permits: [1, 1],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 98,
+              ops: [
+                {
+                  kind: "semaphore",
+                  sem: 0,
+                  how: "acquire",
+                  wait: 50,
+                  lease: 150,
+                  hold: 0,
+                  extend: 50,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "semaphore",
+                  sem: 0,
+                  how: "using",
+                  wait: 0,
+                  lease: 150,
+                  hold: 456,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "semaphore",
+                  sem: 0,
+                  how: "acquire",
+                  wait: 0,
+                  lease: 150,
+                  hold: 765,
+                  autoExtend: true,
+                  end: "release",
+                },
+                {
+                  kind: "semaphore",
+                  sem: 0,
+                  how: "acquire",
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "semaphore",
+                  sem: 1,
+                  how: "acquire",
+                  wait: 50,
+                  lease: 150,
+                  hold: 152,
+                  autoExtend: false,
+                  end: "release",
+                },
+                {
+                  kind: "semaphore",
+                  sem: 0,
+                  how: "acquire",
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+          ],
+          permits: [2, 1],
+        },
+        {
+          wake: false,
+          rate: 1,
+          callers: [
+            {
+              start: 0,
+              ops: [
+                {
+                  kind: "semaphore",
+                  sem: 1,
+                  how: "acquire",
+                  wait: 0,
+                  lease: 150,
+                  hold: 0,
+                  autoExtend: false,
+                  end: "release",
+                },
+              ],
+            },
+          ],
+          permits: [1, 1],
+        },
+      ],
+      stops: [{ instance: 1, at: 487, streams: "open" }],
+    },
+  },
+  /**
    * The design's partition (its §1): 3 nodes, P = 2, three instances acquiring at once, each cut
    * off from a different node (its requests there refused). Every node admits the two callers it
    * hears, on its two slots: a count of admissions makes all three holders

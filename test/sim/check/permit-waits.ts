@@ -150,6 +150,10 @@ function mostHeld(permits: readonly PermitRecord[], w: PermitWait, from: number,
  *   The waiter's tokens are those of the looks and passes carrying its place; a look's
  *   preference is taken as registered whether or not the node refused it, so both only excuse.
  *
+ * A waiter whose process froze is judged until it froze (seed 20261291: a waiter frozen with its
+ * streams open was handed slot 0 on two nodes, the hand-offs lapsed after `handMs`, and a
+ * `tryAcquire` took the slot just before the waiter's wait would have ended).
+ *
  * @example
  * bugs.push(...permitOrder(input));
  */
@@ -161,7 +165,10 @@ export function permitOrder(input: PermitWaitInput): Finding[] {
   for (const w of input.waits) {
     if (w.end === undefined || w.place === undefined) continue;
     const place = w.place;
-    const end = Math.min(w.end, queuedUntil(w, input.nodeRates));
+    // Until its process froze, if it did: a frozen waiter takes no hand-off (a slot handed to it
+    // idles for the hand-off's TTL, then goes to the next), as `permitLiveness` does not judge it.
+    const froze = input.freezes.filter((f) => f.instance === w.instance).map((f) => f.at);
+    const end = Math.min(w.end, queuedUntil(w, input.nodeRates), ...froze);
     const from = w.requested + REGISTERED_WITHIN;
     let seen: ReturnType<typeof waiterOnNodes> | undefined;
     for (const g of input.permits) {

@@ -172,7 +172,14 @@ const CASES: readonly Case[] = [
     args: [T, ...reg("100", "2")],
   },
   {
-    name: "pass hands on and registers again",
+    name: "pass hands on to an earlier waiter and registers again",
+    setup: [hold(T), caret(T, "100", "1"), q(A, "50", "1"), q(B, "200", "1")],
+    listen: ["w"],
+    script: PASS,
+    args: [T, ...reg("100", "2")],
+  },
+  {
+    name: "pass kept: only later waiters",
     setup: [hold(T), caret(T, "100", "1"), q(A, "200", "1")],
     listen: ["w"],
     script: PASS,
