@@ -1062,8 +1062,9 @@ return -1
 /**
  * Pass (a waiting call gives up the key on this node without ending its call; one key): where
  * the key holds `token` and the queue's holder record (`QUEUE`'s `^`) names the call with a look
- * older than this pass's own number `look`, delete it and hand the key to the queue's first live waiter
- * other than the call (`serve`); then, wherever the key does not hold `token`, register the call
+ * older than this pass's own number `look`, delete it and hand the key to the queue's first live
+ * waiter placed before the call (`serve`), or leave it free when nobody waits here; with only
+ * later waiters here, keep it (a pass gives way to earlier callers only); then, wherever the key does not hold `token`, register the call
  * again with its place, under the pass's look (ARGV 2–8: the registration, as ACQUIRE's). A look
  * numbered at or after the pass that placed or found `token` here first keeps it: the client,
  * once it sent the pass, counts only what looks numbered from the pass on placed (P2), so a pass
