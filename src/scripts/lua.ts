@@ -1064,7 +1064,8 @@ return -1
  * the key holds `token` and the queue's holder record (`QUEUE`'s `^`) names the call with a look
  * older than this pass's own number `look`, delete it and hand the key to the queue's first live
  * waiter placed before the call (`serve`), or leave it free when nobody waits here; with only
- * later waiters here, keep it (a pass gives way to earlier callers only); then, wherever the key does not hold `token`, register the call
+ * later waiters here, keep it (a pass gives way to earlier callers only) and register the call
+ * beside it, so that the key goes to the call first when the token lapses; then, wherever the key does not hold `token`, register the call
  * again with its place, under the pass's look (ARGV 2–8: the registration, as ACQUIRE's). A look
  * numbered at or after the pass that placed or found `token` here first keeps it: the client,
  * once it sent the pass, counts only what looks numbered from the pass on placed (P2), so a pass
@@ -1113,6 +1114,10 @@ if current == token then
       passed = 1
       current = false
       serve(1, lo, token, limit, token)
+    else
+      -- Kept: the call no longer counts it (only looks from the pass on), so it is registered
+      -- here too, and a script that finds the key free once the token lapses serves it first.
+      current = false
     end
   end
 end
