@@ -160,7 +160,7 @@ describe("scripts", () => {
       "  return KEYS[3 * i]",
       "    return n - 1, KEYS[#KEYS]",
     ];
-    const named = /^local \w+ = (ARGV|KEYS)\[\d+\]( == "1")? -- \S/;
+    const named = /^local \w+ = (ARGV|KEYS)\[\d+\]( == "1"| or "[^"]*")? -- \S/;
     for (const [name, source] of SOURCES) {
       const reads = source.split("\n").filter((line) => /\b(ARGV|KEYS)\[/.test(line));
       for (const line of reads) {

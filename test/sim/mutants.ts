@@ -228,8 +228,8 @@ const LOCK_MUTANTS = {
   /**
    * q10 (docs/SAFETY.md §2 ACQUIRE, P4): a look that finds its token where no holder record names
    * it (the queue expired under an extended grant) records its own look, however old: a late
-   * pass numbered after it then removes what the extension counted. Found by an outside review
-   * after q8's fix; no schedule outlives a queue that way within its leases, so
+   * pass numbered after it then removes what the extension counted. The simulation's workloads
+   * do not hold an extended grant past its queue's life with a late look and pass in flight, so
    * `test/scripts/queue-scripts.test.ts` and `semaphore-scripts.test.ts` run the sequence.
    */
   "q10-found-writes-its-look": new Map(
