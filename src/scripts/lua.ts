@@ -1064,9 +1064,10 @@ return -1
  * the key holds `token` and the queue's holder record (`QUEUE`'s `^`) names the call with a look
  * older than this pass's own number `look`, delete it and hand the key to the queue's first live
  * waiter placed before the call (`serve`), or leave it free when nobody waits here; with only
- * later waiters here, keep it (a pass gives way to earlier callers only) and register the call
- * beside it, so that the key goes to the call first when the token lapses; then, wherever the key does not hold `token`, register the call
- * again with its place, under the pass's look (ARGV 2–8: the registration, as ACQUIRE's). A look
+ * later waiters here, keep it (a pass gives way to earlier callers only). Then, wherever the key
+ * does not hold `token`, or kept it so, register the call again with its place, under the pass's
+ * look (ARGV 2–8: the registration, as ACQUIRE's): beside a kept token, so that the key goes to
+ * the call first when the token lapses. A look
  * numbered at or after the pass that placed or found `token` here first keeps it: the client,
  * once it sent the pass, counts only what looks numbered from the pass on placed (P2), so a pass
  * that runs late never removes a placement the client counts (docs/SAFETY.md §2, P4); nor one an
