@@ -1287,98 +1287,35 @@ export const REGRESSIONS = {
           wake: false,
           rate: 1,
           callers: [
-            {
-              start: 2,
-              ops: [
-                { kind: "using", key: 0, wait: 1002, hold: 257 },
-                { kind: "using", key: 0, wait: 0, hold: 0 },
-              ],
-            },
+            caller(
+              2,
+              { kind: "using", key: 0, wait: 1002, hold: 257 },
+              { kind: "using", key: 0, wait: 0, hold: 0 },
+            ),
           ],
         },
         {
           wake: false,
           rate: 1,
           callers: [
-            {
-              start: 218,
-              ops: [
-                {
-                  kind: "acquire",
-                  key: 0,
-                  wait: 0,
-                  lease: 150,
-                  hold: 0,
-                  autoExtend: false,
-                  end: "release",
-                },
-                {
-                  kind: "acquire",
-                  key: 0,
-                  wait: 0,
-                  lease: 150,
-                  hold: 0,
-                  autoExtend: false,
-                  end: "release",
-                },
-                { kind: "using", key: 0, wait: 1043, hold: 0 },
-              ],
-            },
+            caller(218, acquire(150, 0, 0), acquire(150, 0, 0), {
+              kind: "using",
+              key: 0,
+              wait: 1043,
+              hold: 0,
+            }),
           ],
         },
         {
           wake: false,
           rate: 1,
           callers: [
-            {
-              start: 228,
-              ops: [
-                {
-                  kind: "acquire",
-                  key: 0,
-                  wait: 777,
-                  lease: 150,
-                  hold: 0,
-                  autoExtend: false,
-                  end: "release",
-                },
-                {
-                  kind: "acquire",
-                  key: 0,
-                  wait: 0,
-                  lease: 150,
-                  hold: 0,
-                  autoExtend: false,
-                  end: "release",
-                },
-                { kind: "multi", keys: [0], wait: 254, lease: 150, hold: 0, autoExtend: false },
-              ],
-            },
-            {
-              start: 0,
-              ops: [
-                {
-                  kind: "acquire",
-                  key: 0,
-                  wait: 50,
-                  lease: 1000,
-                  hold: 1053,
-                  autoExtend: false,
-                  end: "release",
-                },
-                {
-                  kind: "idempotent",
-                  key: 0,
-                  body: 0,
-                  lease: 150,
-                  hold: 0,
-                  fail: false,
-                  wait: 50,
-                  retries: 1,
-                  gap: 50,
-                },
-              ],
-            },
+            caller(228, acquire(150, 777, 0), acquire(150, 0, 0), multi([0], 254, 150, 0)),
+            caller(0, acquire(1_000, 50, 1_053), {
+              kind: "idempotent",
+              ...{ key: 0, body: 0, lease: 150, hold: 0, fail: false, wait: 50 },
+              ...{ retries: 1, gap: 50 },
+            }),
           ],
         },
       ],
