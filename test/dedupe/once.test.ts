@@ -310,13 +310,14 @@ describe("once() on 3 nodes", () => {
     expect(requests(dev.cluster, N)).toBe(0);
   });
 
-  it("complete() during an in-flight extension, then release(): both settle, marker written", async () => {
+  it("complete() during an in-flight extension, then release({ settled }): both settle, marker written everywhere", async () => {
     const { locks, full } = setup(N, "complete-race");
     const lock = await locks.acquire("job");
     for (const control of dev.cluster.controls) control.inject({ kind: "latency", ms: 100 });
     const extending = lock.extend();
     const completing = complete(lock, 60_000);
-    const releasing = lock.release();
+    // `settled`: the completion is decided at a majority; this waits for its every answer.
+    const releasing = lock.release({ settled: true });
     const [extended, completed, released] = await Promise.all([extending, completing, releasing]);
     resetCluster(dev.cluster);
     expect(extended.validUntil).toBeGreaterThan(Date.now());

@@ -36,7 +36,8 @@ async function holdEverywhere(locks: Locks, full: string): Promise<Lock> {
 async function exactly(count: number): Promise<void> {
   await eventually(() => requests(dev.cluster) >= count);
   await sleep(50);
-  expect(requests(dev.cluster)).toBe(count);
+  const served = JSON.stringify(dev.cluster.controls.map((c) => c.stats().commands));
+  expect(requests(dev.cluster), `commands served per node: ${served}`).toBe(count);
 }
 
 describe("waiting behind a grant of the same Locks", () => {
@@ -80,7 +81,8 @@ describe("waiting behind a grant of the same Locks", () => {
     await sleep(150);
     await holder.release();
     await Promise.all(waiters);
-    expect(order).toEqual([0, 1, 2, 3, 4]);
+    const served = JSON.stringify(dev.cluster.controls.map((c) => c.stats().commands));
+    expect(order, `commands served per node: ${served}`).toEqual([0, 1, 2, 3, 4]);
     for (let i = 1; i < intervals.length; i++) {
       expect(intervals[i]?.[0]).toBeGreaterThanOrEqual(intervals[i - 1]?.[1] as number);
     }
