@@ -1,11 +1,17 @@
-import { ConfigurationError, checkKnown, isLockBusyError, isPlainObject } from "../errors";
+import { ConfigurationError, checkKnown, isLockBusyError } from "../errors";
 import { freeAfter } from "../quorum";
 import { acquireLoop } from "./acquire";
 import { LockCore } from "./core";
 import type { Grant } from "./grant";
 import { LockHandle } from "./handle";
 import { checkKey, checkKeys, type LockKey } from "./keyset";
-import { type ResolvedCall, type ResolvedOptions, resolveCall, resolveOptions } from "./options";
+import {
+  lookOnce,
+  type ResolvedCall,
+  type ResolvedOptions,
+  resolveCall,
+  resolveOptions,
+} from "./options";
 import { checkTicket, resumeGrant } from "./resume";
 import type {
   AcquireOptions,
@@ -135,10 +141,7 @@ function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
     acquire: (key, opts) => acquire(key, opts, false),
 
     async tryAcquire(key, opts) {
-      // Anything but a plain options object (`null`, an array, a Map…) goes through as is, for
-      // acquire's checks to name it: spreading it would read it as no options.
-      const once =
-        opts === undefined ? { wait: 0 } : isPlainObject(opts) ? { ...opts, wait: 0 } : opts;
+      const once = lookOnce(opts) as AcquireOptions;
       try {
         return await acquire(key, once, false);
       } catch (error) {

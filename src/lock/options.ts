@@ -1,5 +1,5 @@
 import type { Budget } from "../budget";
-import { ConfigurationError, checkKnown, shown } from "../errors";
+import { ConfigurationError, checkKnown, isPlainObject, shown } from "../errors";
 import type { RestNode } from "../node";
 import { createNode } from "../node";
 import { bestValidity, quorumOf } from "../quorum";
@@ -289,4 +289,23 @@ export function resolveCall(
   }
   const autoExtend = boolean("autoExtend", o.autoExtend ?? autoExtendDefault);
   return { lease: leaseMs, wait, signal: o.signal, budget: o.budget, autoExtend };
+}
+
+/**
+ * The options of a `tryAcquire()` call, which looks once: `wait` set to 0. A `wait` other than 0
+ * is refused rather than dropped (a caller who passed it expects a wait). Anything but a plain
+ * object goes through as is, for {@link resolveCall} to name it.
+ *
+ * @throws {ConfigurationError} `wait` given and not 0
+ * @example
+ * return await acquire(key, lookOnce(options)); // { wait: 5_000 } → ConfigurationError `wait`
+ */
+export function lookOnce(options: unknown): unknown {
+  if (options === undefined) return { wait: 0 };
+  if (!isPlainObject(options)) return options;
+  const { wait } = options as { wait?: unknown };
+  if (wait !== undefined && wait !== 0) {
+    throw new ConfigurationError("wait", "tryAcquire() never waits: use acquire()");
+  }
+  return { ...options, wait: 0 };
 }

@@ -394,7 +394,10 @@ export interface Locks {
    * @throws {ConfigurationError} invalid key or option
    */
   acquire(key: LockKey, options?: AcquireOptions): Promise<Lock>;
-  /** One attempt; `null` when busy. Other failures throw as in `acquire`. */
+  /**
+   * One attempt; `null` when busy. Other failures throw as in `acquire`; a `wait` other than 0 is
+   * a `ConfigurationError` (it never waits: use `acquire` with `wait`).
+   */
   tryAcquire(key: LockKey, options?: Omit<AcquireOptions, "wait">): Promise<Lock | null>;
   /**
    * Acquire with auto-extension, run `fn(lock)`, release in `finally`. `fn`'s own error is never

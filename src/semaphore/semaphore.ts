@@ -1,10 +1,4 @@
-import {
-  ConfigurationError,
-  checkKnown,
-  isLockBusyError,
-  isPlainObject,
-  type NodeOutcome,
-} from "../errors";
+import { ConfigurationError, checkKnown, isLockBusyError, type NodeOutcome } from "../errors";
 import {
   type AcquireOptions,
   checkKey,
@@ -13,6 +7,7 @@ import {
   type LockCore,
   LockHandle,
   type Locks,
+  lookOnce,
   resolveCall,
 } from "../lock";
 import { semaphoreKeys } from "../scripts";
@@ -59,7 +54,10 @@ export interface Semaphore {
    * @throws {QuorumError} | {BudgetExhaustedError} | {ConfigurationError} as `locks.acquire`
    */
   acquire(options?: AcquireOptions): Promise<Permit>;
-  /** One look, no wait: a permit, or `null` when all are held. */
+  /**
+   * One look, no wait: a permit, or `null` when all are held. A `wait` other than 0 is a
+   * `ConfigurationError` (use `acquire` with `wait`).
+   */
   tryAcquire(options?: Omit<AcquireOptions, "wait">): Promise<Permit | null>;
   /**
    * Run `fn` holding a permit (auto-extended; waits 5,000 ms by default), release it after.
@@ -152,15 +150,9 @@ class SlotsSemaphore implements Semaphore {
   }
 
   async tryAcquire(options?: Omit<AcquireOptions, "wait">): Promise<Permit | null> {
-    // Anything but a plain options object goes through as is, for the checks to name it.
-    const once =
-      options === undefined
-        ? { wait: 0 }
-        : isPlainObject(options)
-          ? { ...options, wait: 0 }
-          : options;
+    const once = lookOnce(options) as AcquireOptions;
     try {
-      return await this.acquire(once as AcquireOptions);
+      return await this.acquire(once);
     } catch (error) {
       if (isLockBusyError(error)) return null;
       throw error;
