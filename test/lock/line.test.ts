@@ -12,8 +12,9 @@ import { eventually, readBack, requests, resetCluster, sleep, uniquePrefix } fro
 
 const N = 3;
 const dev = useDevCluster({ nodes: N });
-// The endpoints run in this test process: give nodes time on a loaded CI machine.
-const requestTimeout = 1_000;
+// The endpoints run in this test process: give nodes time on a loaded CI machine (a request that
+// times out ends a hand-over's chain: the next caller then looks for itself, N requests more).
+const requestTimeout = 2_000;
 
 function setup(name: string, options: { lease?: number; fencing?: boolean } = {}) {
   resetCluster(dev.cluster);
