@@ -15,7 +15,7 @@ import type { Grant } from "./grant";
 import { holdsOf } from "./holds";
 import type { KeySet } from "./keyset";
 import { judge, type Verdict } from "./look";
-import type { ResolvedCall } from "./options";
+import { type ResolvedCall, waitEnd } from "./options";
 import { queuedGrant } from "./queued-grant";
 import type { RoundSpec, RoundTerms } from "./spec";
 import { newToken } from "./timing";
@@ -98,7 +98,7 @@ export async function acquireLoop(
   const keys = core.keys(target.keys);
   const { lease, budget, signal } = call;
   const began = performance.now();
-  const waitUntil = began + call.wait;
+  const waitUntil = waitEnd(call, began);
   // A round (and a fence raise when fencing on N > 1), then the release.
   const spare = (core.options.fencing && n > 1 ? 2 * n : n) + n;
   // The round this caller runs next, sized now (a handover sizes it when the release runs).

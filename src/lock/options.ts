@@ -309,3 +309,19 @@ export function lookOnce(options: unknown): unknown {
   }
   return { ...options, wait: 0 };
 }
+
+/**
+ * When a call that began at `began` (`performance.now()`) stops waiting: `wait` ms later, and
+ * never past where its budget keeps only `reserve` (README "Execution budget": waiting never eats
+ * into `reserve`). Every way of waiting reads it: the local line, the nodes' queues, polling, a
+ * permit's wait. A call already there still makes its first look (the budget decides whether a
+ * round fits), and gives up after it.
+ *
+ * @example
+ * const waitUntil = waitEnd(call, performance.now());
+ */
+export function waitEnd(call: ResolvedCall, began: number): number {
+  const { budget } = call;
+  const until = began + call.wait;
+  return budget === undefined ? until : Math.min(until, budget.deadline - budget.reserve);
+}

@@ -10,6 +10,6 @@ export type { LockCore } from "./core";
 export { budgetShortfall, failureOf, tokensRuleOutMajority } from "./failure";
 export type { Grant } from "./grant";
 export { LockHandle } from "./handle";
-export { lookOnce, type ResolvedCall, resolveCall } from "./options";
+export { lookOnce, type ResolvedCall, resolveCall, waitEnd } from "./options";
 export type { GrantSpec, RoundTerms } from "./spec";
 export { newToken } from "./timing";

@@ -14,6 +14,7 @@ import {
   type ResolvedCall,
   random,
   sleep,
+  waitEnd,
 } from "../lock";
 import { drift, type Round } from "../quorum";
 import type { SemAcquireReply } from "../scripts";
@@ -51,7 +52,7 @@ export async function acquirePermit(
   const { lease, budget, signal } = call;
   const n = core.nodes.length;
   const began = performance.now();
-  const waitUntil = began + call.wait;
+  const waitUntil = waitEnd(call, began);
   const place = Date.now();
   for (let attempt = 0; ; attempt++) {
     signal?.throwIfAborted();

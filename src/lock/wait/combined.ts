@@ -27,9 +27,6 @@ import type { Waiter, WaitPlan } from "./waiter";
 export function combinedWaiter(core: LockCore, call: ResolvedCall, plan: WaitPlan): Waiter {
   const { key, keys, began, waitUntil } = plan;
   const { signal, budget } = call;
-  // Waiting in line also stops where the budget would leave no more than its reserve.
-  const lineUntil =
-    budget === undefined ? waitUntil : Math.min(waitUntil, budget.deadline - budget.reserve);
   // Longest a live first waiter goes without a sign of life: a retry sleep plus a look (probe,
   // round, fence raise, cleanup: a request timeout each).
   const patience = core.options.retryDelayMax + 4 * core.timeoutFor(call.lease);
@@ -60,7 +57,7 @@ export function combinedWaiter(core: LockCore, call: ResolvedCall, plan: WaitPla
       if (waits && (spot !== undefined || core.lines.peek(core.lineKey(keys))?.idle === false)) {
         const [line, spot] = join();
         if (!line.isTurn(spot)) {
-          const waited = await waitTurn(line, spot, { until: lineUntil, signal, next });
+          const waited = await waitTurn(line, spot, { until: waitUntil, signal, next });
           if (typeof waited === "boolean") {
             if (signal?.aborted) throw signal.reason;
             if (!waited) throw failure() ?? unheardFailure(core, key, line);
