@@ -13,6 +13,7 @@ import {
   resolveOptions,
 } from "./options";
 import { checkTicket, resumeGrant } from "./resume";
+import { abortable } from "./timing";
 import type {
   AcquireOptions,
   ForceReleaseResult,
@@ -27,37 +28,6 @@ const RESUME_OPTIONS: ReadonlySet<string> = new Set(["budget", "autoExtend"]);
 
 /** Per-node timeout of inspect / force release, which grant nothing. */
 const ADMIN_TIMEOUT_FLOOR = 1_000;
-
-/**
- * Reject with `signal.reason` as soon as `signal` aborts. If `work` still produces a grant
- * afterwards, `orphan` releases it.
- */
-function abortable(
-  work: Promise<Grant>,
-  signal: AbortSignal | undefined,
-  orphan: (grant: Grant) => void,
-): Promise<Grant> {
-  if (signal === undefined) return work;
-  return new Promise<Grant>((resolve, reject) => {
-    let settled = false;
-    const onAbort = () => {
-      settled = true;
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (grant) => {
-        signal.removeEventListener("abort", onAbort);
-        if (settled) orphan(grant);
-        else resolve(grant);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        if (!settled) reject(error);
-      },
-    );
-  });
-}
 
 /**
  * Create a lock manager over one or more independent Upstash-compatible REST Redis databases.

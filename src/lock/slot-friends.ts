@@ -12,4 +12,4 @@ export type { Grant } from "./grant";
 export { LockHandle } from "./handle";
 export { lookOnce, type ResolvedCall, resolveCall, waitEnd } from "./options";
 export type { GrantSpec, RoundTerms } from "./spec";
-export { newToken } from "./timing";
+export { abortable, newToken } from "./timing";

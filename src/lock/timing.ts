@@ -52,3 +52,37 @@ export function sleep(
     interrupt?.then(finish, finish);
   });
 }
+
+/**
+ * Reject with `signal.reason` as soon as `signal` aborts, not when `work` ends (a look in flight
+ * may take a request timeout). If `work` still produces a grant afterwards, `orphan` releases it.
+ *
+ * @example
+ * const grant = await abortable(acquireLoop(core, target, call), call.signal, release);
+ */
+export function abortable<T>(
+  work: Promise<T>,
+  signal: AbortSignal | undefined,
+  orphan: (value: T) => void,
+): Promise<T> {
+  if (signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const onAbort = () => {
+      settled = true;
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        if (settled) orphan(value);
+        else resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        if (!settled) reject(error);
+      },
+    );
+  });
+}

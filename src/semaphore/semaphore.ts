@@ -1,6 +1,7 @@
 import { ConfigurationError, checkKnown, isLockBusyError, type NodeOutcome } from "../errors";
 import {
   type AcquireOptions,
+  abortable,
   checkKey,
   coreOf,
   isLocks,
@@ -12,6 +13,7 @@ import {
 } from "../lock";
 import { semaphoreKeys } from "../scripts";
 import { acquirePermit } from "./acquire";
+import type { PermitGrant } from "./grant";
 import { type Permit, PermitHandle } from "./permit";
 import { inspectRound, type SlotsPlan } from "./rounds";
 
@@ -141,7 +143,11 @@ class SlotsSemaphore implements Semaphore {
     const call = resolveCall(core.options, options, autoExtend, wait ?? core.options.wait);
     call.signal?.throwIfAborted();
     const plan = this.#plan();
-    const { grant, slot } = await acquirePermit(core, plan, call);
+    // As a lock's acquire: an abort rejects at once, and a permit granted after it is released.
+    const orphan = ({ grant }: PermitGrant) => {
+      void new LockHandle(core, grant, call.budget, false).release().catch(() => {});
+    };
+    const { grant, slot } = await abortable(acquirePermit(core, plan, call), call.signal, orphan);
     return new PermitHandle(
       new LockHandle(core, grant, call.budget, call.autoExtend),
       slot,

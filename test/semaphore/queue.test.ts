@@ -125,4 +125,30 @@ describe("waiting for a permit", () => {
     expect((await records(`${prefix}a:permits:wait`)).every((r) => r.length === 0)).toBe(true);
     expect(await readBack(dev, N, `${prefix}a:permit:0`)).toEqual([null, null, null]);
   });
+
+  // As a lock's acquire: the abort does not wait for the look in flight (a request timeout at
+  // worst); the permit that look wins is released behind the caller's back.
+  it("an abort during the first look rejects at once; the permit it wins is released", async () => {
+    const prefix = uniquePrefix("sem-abort-look");
+    const locks = createLocks({ nodes: dev.cluster.nodes, prefix, requestTimeout: 2_000 });
+    const sem = semaphore(locks, "l", { permits: 1 });
+    for (const control of dev.cluster.controls) control.inject({ kind: "latency", ms: 1_000 });
+    const controller = new AbortController();
+    const start = performance.now();
+    const waiting = sem.acquire({ signal: controller.signal }).catch((e: unknown) => e);
+    await sleep(100);
+    controller.abort(new Error("client went away"));
+    expect(((await waiting) as Error).message).toBe("client went away");
+    const rejectedAfter = performance.now() - start;
+    resetCluster(dev.cluster);
+    // It rejected before the look answered (1 s per request): it used to wait for it.
+    expect(rejectedAfter / 1_000).toBeLessThan(0.5);
+    for (let i = 0; ; i++) {
+      const held = await readBack(dev, N, `${prefix}l:permit:0`);
+      if (held.every((v) => v === null)) break;
+      if (i > 300) throw new Error(`the permit stayed: ${held.join(", ")}`);
+      await sleep(10);
+    }
+    expect(await sem.inspect()).toMatchObject({ held: 0 });
+  });
 });
