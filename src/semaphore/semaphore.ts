@@ -32,12 +32,21 @@ export interface SemaphoreInspection {
   readonly permits: number;
   /** Slots held on a majority of nodes now. */
   readonly held: number;
-  /** `permits − held` (never below 0). */
+  /**
+   * Slots free on a majority of nodes now. With nodes failing, `held + free` may be less than
+   * `permits`: the rest cannot be told.
+   */
   readonly free: number;
-  /** Ms until one permit is free at most if nobody extends (0: one is free now). */
-  readonly retryAfter: number;
-  /** Per slot: held on a majority, and until when at most (its majority's PTTL; -1 none). */
-  readonly slots: readonly { slot: number; held: boolean; retryAfter: number }[];
+  /**
+   * Ms until one permit is free at most if nobody extends: 0 when one is free now, -1 when the
+   * held slots have no expiry; `undefined` when too few nodes answered to tell.
+   */
+  readonly retryAfter: number | undefined;
+  /**
+   * Per slot: held on a majority, free on a majority (neither: cannot be told), and until when
+   * it is held at most (its majority's PTTL; 0 free, -1 no expiry or cannot be told).
+   */
+  readonly slots: readonly { slot: number; held: boolean; free: boolean; retryAfter: number }[];
   /** Every node's outcome. */
   readonly nodes: readonly NodeOutcome[];
 }
@@ -192,20 +201,21 @@ class SlotsSemaphore implements Semaphore {
       const ends = live.map((p) => (p === -1 ? Number.POSITIVE_INFINITY : p)).sort((a, b) => b - a);
       const end = ends[q - 1];
       const held = end !== undefined;
-      return { slot, held, retryAfter: !held ? 0 : Number.isFinite(end) ? end : -1 };
+      // Free only where a majority answered it absent: a failed node is not a free slot.
+      const free = pttls.filter((p) => p === -2).length >= q;
+      const retryAfter = free ? 0 : held && Number.isFinite(end) ? end : -1;
+      return { slot, held, free, retryAfter };
     });
     const held = slots.filter((s) => s.held).length;
-    const waits = slots.map((s) => (s.retryAfter === -1 ? Number.POSITIVE_INFINITY : s.retryAfter));
-    const soonest = Math.min(...waits);
-    return {
-      key: this.key,
-      permits: this.permits,
-      held,
-      free: Math.max(0, this.permits - held),
-      retryAfter: Number.isFinite(soonest) ? soonest : -1,
-      slots,
-      nodes,
-    };
+    const free = slots.filter((s) => s.free).length;
+    const known = slots.filter((s) => s.held || s.free);
+    const soonest = Math.min(
+      ...known.map((s) => (s.retryAfter === -1 ? Number.POSITIVE_INFINITY : s.retryAfter)),
+    );
+    // Some slot's fate unknown, and none free: how soon one frees cannot be told.
+    const told = free > 0 || known.length === slots.length;
+    const retryAfter = !told ? undefined : Number.isFinite(soonest) ? soonest : -1;
+    return { key: this.key, permits: this.permits, held, free, retryAfter, slots, nodes };
   }
 
   /** A call's plan: the keys, and its order of slots, a rotation drawn at random per call. */

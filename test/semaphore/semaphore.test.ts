@@ -76,6 +76,24 @@ describe("semaphore on three redis-servers", () => {
     expect(await sem.inspect()).toMatchObject({ held: 0, free: 3, retryAfter: 0 });
   });
 
+  it("inspect() with a majority of nodes failing tells nothing is free: held 0, free 0, retryAfter undefined", async () => {
+    const prefix = uniquePrefix("sem-inspect-down");
+    const sem = semaphore(make(prefix), "d", { permits: 2 });
+    const permits = [await sem.acquire(), await sem.acquire()];
+    for (const i of [0, 1]) dev.cluster.controls[i]?.inject({ kind: "status", status: 502 });
+    const seen = await sem.inspect();
+    // Node 2 holds both slots, and two nodes said nothing: no slot is known held or free.
+    expect(seen).toMatchObject({ held: 0, free: 0, retryAfter: undefined });
+    expect(seen.slots.map((s) => [s.held, s.free])).toEqual([
+      [false, false],
+      [false, false],
+    ]);
+    expect(seen.nodes.map((o) => o.status)).toEqual(["error", "error", "ok"]);
+    resetCluster(dev.cluster);
+    expect(await sem.inspect()).toMatchObject({ held: 2, free: 0 });
+    for (const p of permits) await p.release();
+  });
+
   it("costs 2N requests for an uncontended acquire and release", async () => {
     const prefix = uniquePrefix("sem-cost");
     const sem = semaphore(make(prefix), "jobs", { permits: 4 });
