@@ -116,15 +116,17 @@ export function optionalNonNegative(option: string, value: unknown): number | un
 
 /**
  * `value` as words for an error message; never throws, even for a value that cannot become a
- * string (an object without a prototype, or whose `toString` throws): then its type.
+ * string (an object without a prototype, or whose `toString` throws): then its type. A string is
+ * quoted, so that `"3"` does not read as the number 3.
  *
  * @example
  * shown(Object.create(null)) // "object"
  * shown(Symbol("x")) // "Symbol(x)"
+ * shown("5s") // "\"5s\""
  */
 export function shown(value: unknown): string {
   try {
-    return String(value);
+    return typeof value === "string" ? JSON.stringify(value) : String(value);
   } catch {
     return typeof value;
   }

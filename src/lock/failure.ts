@@ -58,7 +58,7 @@ export function budgetShortfall(
   } else if (bestValidity(ttl, driftFactor) < Math.max(1, minValidity)) {
     why = `a ${ttl} ms grant could not reach minValidity (${minValidity} ms)`;
   } else if (left < requests) {
-    why = `${left} subrequests left, ${requests} needed (round + release)`;
+    why = `${left} subrequests left, ${requests} needed (the round and what ends it)`;
   }
   return why === undefined
     ? undefined

@@ -1,4 +1,10 @@
-import { ConfigurationError, checkKnown, isLockBusyError, type NodeOutcome } from "../errors";
+import {
+  ConfigurationError,
+  checkKnown,
+  isLockBusyError,
+  type NodeOutcome,
+  shown,
+} from "../errors";
 import {
   type AcquireOptions,
   abortable,
@@ -121,7 +127,7 @@ export function checkPermits(permits: unknown): number {
   ) {
     throw new ConfigurationError(
       "permits",
-      `expected an integer from 1 to ${MAX_PERMITS}, got ${String(permits)}`,
+      `expected an integer from 1 to ${MAX_PERMITS}, got ${shown(permits)}`,
     );
   }
   return permits as number;

@@ -221,6 +221,18 @@ describe("withLimit: options", () => {
     expect(named).toBe(option);
   });
 
+  it.each([
+    [{ key: 5 }, "invalid option `key`: expected a string or a function, got number"],
+    [
+      { key: ["a", "b"] },
+      "invalid option `key`: expected a string or a function, got an array (a semaphore has one name)",
+    ],
+    [{ permits: "3" }, 'invalid option `permits`: expected an integer from 1 to 64, got "3"'],
+    [{ lease: "5s" }, 'invalid option `lease`: expected an integer >= 1 (ms), got "5s"'],
+  ])("says what it got: %o", (bad, message) => {
+    expect(() => withLimit(work, { ...ok, ...bad } as never)).toThrow(message);
+  });
+
   it("a key(event) that is not a string fails the invocation with a ConfigurationError", async () => {
     const limited = withLimit(work, {
       locks: () => locks,

@@ -100,6 +100,10 @@ export function withLimit<
   checkFunction("handler", handler);
   checkOptionsWithLocks(options, KNOWN, "withLimit");
   const { key, permits, onBusy, ...rest } = options;
+  if (typeof key !== "string" && typeof key !== "function") {
+    const got = Array.isArray(key) ? "an array (a semaphore has one name)" : typeof key;
+    throw new ConfigurationError("key", `expected a string or a function, got ${got}`);
+  }
   if (key === "") throw new ConfigurationError("key", "expected a non-empty string");
   // withLock's checks for the rest; `key` and `onBusy` as functions, whatever they take.
   const resolved = resolveWithLock(handler, {
