@@ -18,6 +18,7 @@ export {
   BudgetExhaustedError,
   ConfigurationError,
   type ConfigurationErrorOptions,
+  type ErrorSubject,
   isBudgetExhaustedError,
   isConfigurationError,
   isLockBusyError,

@@ -52,7 +52,12 @@ export interface NodeOutcome {
 export interface LockErrorOptions {
   readonly cause?: unknown;
   readonly outcomes?: readonly NodeOutcome[];
+  /** What the `key` of a keyed error names: a lock (default), or a semaphore (its permits'). */
+  readonly subject?: ErrorSubject | undefined;
 }
+
+/** What a keyed error's `key` names: a lock, or a semaphore (the errors of its permits). */
+export type ErrorSubject = "lock" | "semaphore";
 
 /**
  * Base class of every edgelock error.

@@ -9,7 +9,13 @@
  * @module
  */
 
-import { LockError, type LockErrorOptions, type NodeOutcome, type TransportError } from "./base";
+import {
+  type ErrorSubject,
+  LockError,
+  type LockErrorOptions,
+  type NodeOutcome,
+  type TransportError,
+} from "./base";
 import { describeNodes } from "./report";
 
 /**
@@ -27,11 +33,14 @@ export class LockBusyError extends LockError {
   declare readonly key: string;
   /** Milliseconds until the current holder's grant runs out (upper bound; it may release earlier). */
   declare readonly retryAfter: number;
+  /** What `key` names: `"lock"`, or `"semaphore"` (a {@link SemaphoreBusyError}). */
+  declare readonly subject: ErrorSubject;
 
   constructor(key: string, retryAfter: number, options: LockBusyErrorOptions = {}) {
     super(busyMessage(key, retryAfter, options.outcomes ?? [], options.lastRound), options);
     this.key = key;
     this.retryAfter = retryAfter;
+    this.subject = options.subject ?? "lock";
   }
 }
 
@@ -72,6 +81,10 @@ function busyMessage(
   return `lock "${key}" is busy: held on ${held} of ${asked} nodes asked, free in at most ${retryAfter} ms${detail}`;
 }
 
+/** What a handle's loss or end names: the lock, or the permit of a semaphore. */
+const holderOf = (subject: ErrorSubject): string =>
+  subject === "lock" ? "lock" : "permit of semaphore";
+
 /**
  * Too many nodes failed (timeouts, HTTP or network errors) for a majority to answer.
  *
@@ -81,10 +94,14 @@ function busyMessage(
 export class QuorumError extends LockError {
   override name = "QuorumError";
   declare readonly key: string;
+  /** What `key` names: `"lock"`, or `"semaphore"` for a permit's round. */
+  declare readonly subject: ErrorSubject;
 
   constructor(key: string, message: string, options: LockErrorOptions = {}) {
-    super(`lock "${key}": ${message}`, options);
+    const subject = options.subject ?? "lock";
+    super(`${subject} "${key}": ${message}`, options);
     this.key = key;
+    this.subject = subject;
   }
 }
 
@@ -98,10 +115,14 @@ export class QuorumError extends LockError {
 export class LockLostError extends LockError {
   override name = "LockLostError";
   declare readonly key: string;
+  /** What `key` names: `"lock"`, or `"semaphore"` for a permit (its message says `permit of`). */
+  declare readonly subject: ErrorSubject;
 
   constructor(key: string, message: string, options: LockErrorOptions = {}) {
-    super(`lock "${key}" lost: ${message}`, options);
+    const subject = options.subject ?? "lock";
+    super(`${holderOf(subject)} "${key}" lost: ${message}`, options);
     this.key = key;
+    this.subject = subject;
   }
 }
 
@@ -124,6 +145,8 @@ export class LockEndedError extends LockError {
   declare readonly key: string;
   /** `"released"`, `"handed-on"` (a ticket) or `"completed"` (a done marker). */
   declare readonly how: LockEnd;
+  /** What `key` names: `"lock"`, or `"semaphore"` for a permit. */
+  declare readonly subject: ErrorSubject;
 
   constructor(key: string, how: LockEnd, options: LockErrorOptions = {}) {
     const what =
@@ -132,9 +155,11 @@ export class LockEndedError extends LockError {
         : how === "handed-on"
           ? "handed on as a ticket"
           : "completed (done marker written)";
-    super(`lock "${key}" ended: ${what}`, options);
+    const subject = options.subject ?? "lock";
+    super(`${holderOf(subject)} "${key}" ended: ${what}`, options);
     this.key = key;
     this.how = how;
+    this.subject = subject;
   }
 }
 

@@ -7,6 +7,7 @@
  */
 
 export {
+  type ErrorSubject,
   LockError,
   type LockErrorOptions,
   type NodeOutcome,

@@ -28,7 +28,7 @@ export class SemaphoreBusyError extends LockBusyError {
   declare readonly held: number;
 
   constructor(key: string, retryAfter: number, options: SemaphoreBusyErrorOptions) {
-    super(key, retryAfter, options);
+    super(key, retryAfter, { ...options, subject: "semaphore" });
     const { permits, held, outcomes = [] } = options;
     const nodes = describeNodes(outcomes);
     this.message = `semaphore "${key}" is at capacity: ${held} of ${permits} permits held on a majority, one free in at most ${retryAfter} ms${nodes === "" ? "" : ` (${nodes})`}`;

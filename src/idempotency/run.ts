@@ -154,7 +154,9 @@ async function failed<C, R>(
   error: QuorumError | BudgetExhaustedError,
 ): Promise<IdempotentOutcome<R>> {
   const route = routeOf(request.method, request.path);
-  await reportUnavailable(options.onUnavailable, request.context, { route, key, error });
+  await reportUnavailable(options.onUnavailable, request.context, {
+    ...{ route, key, error, subject: "lock" },
+  });
   return {
     kind: "problem",
     problem: unavailable(error.name, error.message, options.exposeDetails),

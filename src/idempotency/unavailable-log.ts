@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { BudgetExhaustedError, QuorumError } from "../errors";
+import type { BudgetExhaustedError, ErrorSubject, QuorumError } from "../errors";
 
 /**
  * What `onUnavailable` gets: the request answered 503 (or the app's `onError` answer) because the
@@ -27,6 +27,8 @@ export interface UnavailableInfo {
   readonly key: string | readonly string[];
   /** The cause: too few nodes answered, or the budget could not cover the acquire. */
   readonly error: QuorumError | BudgetExhaustedError;
+  /** What `key` names: a lock (`lock()`, `idempotency()`…), or a semaphore (`limit()`). */
+  readonly subject: ErrorSubject;
 }
 
 /** The callback option: `(context, info)`; what it throws is ignored. */
@@ -36,22 +38,22 @@ export type OnUnavailable<C> = (c: C, info: UnavailableInfo) => void | Promise<v
  * The default log line of a 503.
  *
  * @example
- * unavailableLine({ route: "POST /charge/42", key: "invoice:42", error });
+ * unavailableLine({ route: "POST /charge/42", key: "invoice:42", error, subject: "lock" });
  * // 'edgelock: 503 for POST /charge/42 (lock "invoice:42"): too few lock nodes answered: no majority (…)'
  */
-export function unavailableLine({ route, key, error }: UnavailableInfo): string {
+export function unavailableLine({ route, key, error, subject }: UnavailableInfo): string {
   const keys = typeof key === "string" ? JSON.stringify(key) : key.map((k) => JSON.stringify(k));
-  const lock = typeof keys === "string" ? `lock ${keys}` : `locks ${keys.join(", ")}`;
+  const lock = typeof keys === "string" ? `${subject} ${keys}` : `locks ${keys.join(", ")}`;
   const cause =
     error.name === "BudgetExhaustedError"
-      ? "the invocation's budget cannot cover the lock"
+      ? `the invocation's budget cannot cover the ${subject === "lock" ? "lock" : "permit"}`
       : "too few lock nodes answered";
   return `edgelock: 503 for ${route} (${lock}): ${cause}: ${detailOf(error)}`;
 }
 
 /** The error's words without the `lock "<key>": ` its message starts with (the line names it). */
 function detailOf(error: QuorumError | BudgetExhaustedError): string {
-  const named = "key" in error ? `lock "${error.key}": ` : undefined;
+  const named = "key" in error ? `${error.subject} "${error.key}": ` : undefined;
   return named !== undefined && error.message.startsWith(named)
     ? error.message.slice(named.length)
     : error.message;

@@ -2,6 +2,7 @@ import type { Budget } from "../budget";
 import {
   BudgetExhaustedError,
   describeNodes,
+  type ErrorSubject,
   isFailed,
   isRejected,
   isUnanswered,
@@ -140,13 +141,13 @@ export const isDone = (o: NodeOutcome): boolean => o.status === "done";
 export function failureOf(
   core: LockCore,
   key: string,
-  { outcomes, why }: LastLook,
+  { outcomes, why, subject }: LastLook & { readonly subject?: ErrorSubject },
   cause?: unknown,
 ): LockError {
   const n = core.nodes.length;
   const held = outcomes.filter((o) => o.status === "held");
   const unanswered = outcomes.filter(isUnanswered).length;
-  const options = cause === undefined ? { outcomes } : { outcomes, cause };
+  const options = cause === undefined ? { outcomes, subject } : { outcomes, subject, cause };
   const markers = outcomes.filter(isDone).map((o) => o.pttl ?? -1);
   if (markers.length > 0) {
     const kept = markers.filter((p) => p >= 0);

@@ -16,6 +16,8 @@ import type { LocalHold } from "./wait/queue";
 export interface Grant {
   /** The lock's name (its key, or its keys joined: see {@link KeySet}). */
   readonly key: string;
+  /** A permit's grant names its semaphore in its errors (`key` is the semaphore's name). */
+  readonly subject?: "semaphore";
   /** The keys as the user gave them (sorted, without duplicates; without the prefix). */
   readonly names: readonly string[];
   readonly keys: Keys;

@@ -7,6 +7,7 @@ import {
   isGone,
   type LockEnd,
   LockEndedError,
+  type LockErrorOptions,
   LockLostError,
   type NodeOutcome,
   QuorumError,
@@ -174,7 +175,7 @@ export class LockHandle implements Lock {
           reason === "validity"
             ? "its validity is running out"
             : "the execution budget's deadline is near";
-        this.#lose(reason, new LockLostError(this.key, message));
+        this.#lose(reason, new LockLostError(this.key, message, this.#named()));
       },
       Math.max(0, Math.min(validityEnd, deadlineEnd) - now),
     );
@@ -246,16 +247,21 @@ export class LockHandle implements Lock {
   /** The signal's reason (see `#why`), the end's error built on first use. */
   #reason(): LockLostError | LockEndedError | undefined {
     if (this.#why === undefined && this.#ended !== undefined) {
-      this.#why = new LockEndedError(this.key, this.#ended);
+      this.#why = new LockEndedError(this.key, this.#ended, this.#named());
     }
     return this.#why;
+  }
+
+  /** Options of this handle's errors: they name a permit's semaphore as such (`subject`). */
+  #named(outcomes: readonly NodeOutcome[] = []): LockErrorOptions {
+    return { outcomes, subject: this.#grant.subject };
   }
 
   /** Why an operation that needs the lock held cannot run in `phase` (not `held`). */
   #notHeld(phase: Phase): LockLostError {
     if (phase === "lost" && this.#why instanceof LockLostError) return this.#why;
     if (phase === "handed") return new LockLostError(this.key, "it was handed on as a ticket");
-    return new LockLostError(this.key, "it was released");
+    return new LockLostError(this.key, "it was released", this.#named());
   }
 
   /**
@@ -304,7 +310,11 @@ export class LockHandle implements Lock {
     const phase = this.#life.now();
     if (phase !== "held") throw this.#notHeld(phase);
     if (performance.now() >= this.#validUntil) {
-      const error = new LockLostError(this.key, "its validity ended before the extension");
+      const error = new LockLostError(
+        this.key,
+        "its validity ended before the extension",
+        this.#named(),
+      );
       this.#lose("validity", error);
       throw error;
     }
@@ -348,7 +358,7 @@ export class LockHandle implements Lock {
           round.ok
             ? "the extension took longer than its TTL"
             : `expired or taken over on ${gone} of ${n} nodes (${lostOn})`,
-          { outcomes },
+          this.#named(outcomes),
         );
         this.#lose("lost", error);
         throw error;
@@ -356,7 +366,7 @@ export class LockHandle implements Lock {
       core.emit({ type: "extend", key: this.key, result: "unavailable", durationMs, outcomes });
       const failed = outcomes.filter(isFailed).length;
       const why = `extension failed: ${failed} of ${n} nodes failed: ${describeNodes(outcomes)}`;
-      throw new QuorumError(this.key, withFix(outcomes, why), { outcomes });
+      throw new QuorumError(this.key, withFix(outcomes, why), this.#named(outcomes));
     } finally {
       // Lost while the round ran (the abort timer) or by its outcome: wherever EXTEND ran, the
       // nodes now keep t for T′ although nobody holds it (docs/SAFETY.md §3, "extend, lost").

@@ -53,7 +53,7 @@ export function permitFailure(
   const placed = new Set([...answers.values()].flatMap((r) => (r.granted ? [r.slot] : [])));
   const split =
     placed.size > 1 ? "no slot on a majority: nodes placed the call on different slots" : undefined;
-  return failureOf(core, plan.name, { outcomes, why: why ?? split }, cause);
+  return failureOf(core, plan.name, { outcomes, why: why ?? split, subject: "semaphore" }, cause);
 }
 
 /** Per slot, the nodes known to hold it for another call (see {@link permitFailure}). */

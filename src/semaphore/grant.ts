@@ -89,6 +89,7 @@ export function permitGrant(
   const all = plan.keys.slots.map((_, s) => s);
   return {
     key: plan.name,
+    subject: "semaphore",
     names: [`${plan.name}${PERMIT_INFIX}${slot}`],
     keys: [plan.keys.slots[slot] as Grant["keys"][number]],
     token,

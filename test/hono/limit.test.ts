@@ -204,11 +204,14 @@ describe("limit(): the whole response under the permit", () => {
     expect(await res.json()).toMatchObject({
       type: "urn:edgelock:problem:lock-unavailable",
       status: 503,
+      detail: "Too few lock nodes answered to decide who holds the permits.",
     });
     expect(seen.ran).toBe(0);
     expect(told).toHaveLength(1);
-    expect(told[0]).toMatchObject({ route: "POST /run", key: "api" });
+    // Named as the semaphore it is, in the info and in the error's words.
+    expect(told[0]).toMatchObject({ route: "POST /run", key: "api", subject: "semaphore" });
     expect(told[0]?.error.name).toBe("QuorumError");
+    expect(told[0]?.error.message).toMatch(/^semaphore "api": /);
   });
 
   it("idempotency() never keeps its answers: a 429, and an onBusy 200 either", async () => {

@@ -6,7 +6,7 @@
  * refused by name before any request.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { isSemaphoreBusyError } from "../../src/errors/index";
+import { isSemaphoreBusyError, type QuorumError } from "../../src/errors/index";
 import { createLocks, isLockBusyError, type Locks } from "../../src/index";
 import { type Permit, semaphore } from "../../src/semaphore/index";
 import {
@@ -92,6 +92,30 @@ describe("semaphore on three redis-servers", () => {
     resetCluster(dev.cluster);
     expect(await sem.inspect()).toMatchObject({ held: 2, free: 0 });
     for (const p of permits) await p.release();
+  });
+
+  it('its errors name the semaphore (subject "semaphore"): a quorum failure, a permit\'s end and loss', async () => {
+    const prefix = uniquePrefix("sem-named");
+    const sem = semaphore(make(prefix), "named", { permits: 1 });
+    for (const i of [0, 1]) dev.cluster.controls[i]?.inject({ kind: "status", status: 502 });
+    const down = (await sem.acquire().catch((e: unknown) => e)) as QuorumError;
+    expect(down).toMatchObject({ name: "QuorumError", key: "named", subject: "semaphore" });
+    expect(down.message).toMatch(/^semaphore "named": /);
+    resetCluster(dev.cluster);
+    const permit = await sem.acquire();
+    await permit.release();
+    expect(permit.signal.reason).toMatchObject({ name: "LockEndedError", subject: "semaphore" });
+    expect(String(permit.signal.reason)).toBe(
+      'LockEndedError: permit of semaphore "named" ended: released by its holder',
+    );
+    const late = (await permit.extend().catch((e: unknown) => e)) as Error;
+    expect(late.message).toBe('permit of semaphore "named" lost: it was released');
+    // A lock of the same manager still says lock.
+    const lock = await make(prefix).acquire("named");
+    await lock.release();
+    expect(String(lock.signal.reason)).toBe(
+      'LockEndedError: lock "named" ended: released by its holder',
+    );
   });
 
   it("costs 2N requests for an uncontended acquire and release", async () => {

@@ -158,7 +158,7 @@ export function limit<E extends Env = any, P extends string = any>(
   const onError =
     opts.onError ??
     ((c: Context, error: QuorumError | BudgetExhaustedError) =>
-      unavailableResponse(c, error, exposeDetails));
+      unavailableResponse(c, error, exposeDetails, "a permit"));
   const unreadBodyTimeout = opts.unreadBodyTimeout ?? UNREAD_BODY_MS;
 
   const middleware: MiddlewareHandler = async function limit(c, next) {
@@ -182,7 +182,9 @@ export function limit<E extends Env = any, P extends string = any>(
       if (isQuorumError(error) || isBudgetExhaustedError(error)) {
         markLockAnswer(c);
         const route = routeOf(c.req.method, new URL(c.req.url).pathname);
-        await reportUnavailable(opts.onUnavailable, c, { route, key: limiter.key, error });
+        await reportUnavailable(opts.onUnavailable, c, {
+          ...{ route, key: limiter.key, error, subject: "semaphore" },
+        });
         return onError(c, error);
       }
       throw error;

@@ -253,7 +253,9 @@ export function lock<E extends Env = any, P extends string = any>(
       if (isQuorumError(error) || isBudgetExhaustedError(error)) {
         markLockAnswer(c);
         const route = routeOf(c.req.method, new URL(c.req.url).pathname);
-        await reportUnavailable(opts.onUnavailable, c, { route, key: lockKey, error });
+        await reportUnavailable(opts.onUnavailable, c, {
+          ...{ route, key: lockKey, error, subject: "lock" },
+        });
         return onError(c, error);
       }
       throw error;

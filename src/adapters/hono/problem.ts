@@ -99,16 +99,21 @@ export function capacityResponse(
   );
 }
 
+/** What a quorum failure left undecided: the lock, or a semaphore's permits. */
+const held = (error: QuorumError): string => (error.subject === "semaphore" ? "permits" : "lock");
+
 /**
  * Default `onError`: 503 Service Unavailable. A quorum failure gets `Retry-After`; an exhausted
  * budget does not, because it is this invocation's limit and a new request starts a new budget.
  * The error's words (which nodes failed and why, by index and host; the budget left) go into
  * `detail` only with `expose`: by default a client learns what happened, not the deployment.
+ * `taken` names what the budget could not cover (`limit()`: `"a permit"`).
  */
 export function unavailableResponse(
   c: Context,
   error: QuorumError | BudgetExhaustedError,
   expose = false,
+  taken = "the lock",
 ): Response {
   if (error.name === "QuorumError") {
     return problemResponse(
@@ -120,7 +125,7 @@ export function unavailableResponse(
         // The nodes by index and host with each one's reason (never a token) only when the app
         // opts in: they tell a client the deployment's hosts and who holds what. The manager's
         // onEvent gets them either way.
-        detail: `Too few lock nodes answered to decide who holds the lock.${expose ? ` ${error.message}` : ""}`,
+        detail: `Too few lock nodes answered to decide who holds the ${held(error as QuorumError)}.${expose ? ` ${error.message}` : ""}`,
       },
       UNAVAILABLE_RETRY_AFTER_S,
     );
@@ -131,7 +136,7 @@ export function unavailableResponse(
       type: "urn:edgelock:problem:budget-exhausted",
       title: "Execution budget exhausted",
       status: 503,
-      detail: `This invocation has too little time or too few subrequests left to take the lock${expose ? ` (${error.message})` : ""}.`,
+      detail: `This invocation has too little time or too few subrequests left to take ${taken}${expose ? ` (${error.message})` : ""}.`,
     },
     undefined,
   );

@@ -33,15 +33,14 @@ import type { Refused } from "./waiter";
  */
 export function afterAttempts(error: LockError, looks: number, elapsedMs: number): LockError {
   if (!isQuorumError(error)) return error;
-  const prefix = `lock "${error.key}": `;
+  const prefix = `${error.subject} "${error.key}": `;
   const last = error.message.startsWith(prefix)
     ? error.message.slice(prefix.length)
     : error.message;
   const seconds = (Math.max(0, elapsedMs) / 1000).toFixed(1);
+  const { outcomes, subject } = error;
   const options =
-    error.cause === undefined
-      ? { outcomes: error.outcomes }
-      : { outcomes: error.outcomes, cause: error.cause };
+    error.cause === undefined ? { outcomes, subject } : { outcomes, subject, cause: error.cause };
   return new QuorumError(
     error.key,
     `gave up after ${looks} attempts over ${seconds} s; the last: ${last}`,
