@@ -7,7 +7,7 @@ import {
   shown,
 } from "../errors";
 import type { Locks } from "../lock";
-import { isLocks } from "../lock";
+import { checkLeaseWith, isLocks } from "../lock";
 import { DEFAULT_SCOPE_HEADERS, type ScopeRule } from "./digest";
 import type { OnUnavailable } from "./unavailable-log";
 
@@ -297,7 +297,7 @@ export function resolveIdempotency<C>(
     methods: new Set(methods),
     required: options.required ?? false,
     ttl: optionalMs("ttl", options.ttl, 1) ?? 86_400_000,
-    lease: optionalMs("lease", options.lease, 1),
+    lease: checkedLease(locks, options.lease),
     wait: optionalMs("wait", options.wait, 0) ?? 0,
     maxBody: bytes("maxBody", options.maxBody) ?? 65_536,
     headers: new Set(headers),
@@ -311,4 +311,11 @@ export function resolveIdempotency<C>(
     onUnrecorded: fn("onUnrecorded", options.onUnrecorded),
     onUnavailable: fn("onUnavailable", options.onUnavailable),
   };
+}
+
+/** `lease` as `optionalMs` checks it, and against a fixed manager (`checkLeaseWith`). */
+function checkedLease(locks: unknown, value: unknown): number | undefined {
+  const lease = optionalMs("lease", value, 1);
+  checkLeaseWith(locks, lease);
+  return lease;
 }

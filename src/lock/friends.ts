@@ -12,8 +12,9 @@
 export { complete, completePersistently, isCompletable, owesCompletion } from "./handle";
 // The key rules of `createLocks`: the CLI checks the keys it is given the same way.
 export { checkKey } from "./keyset";
-// The manager's core (its nodes and resolved options), for a layer that runs its own rounds.
-export { coreOf } from "./locks";
+// The manager's core (its nodes and resolved options), for a layer that runs its own rounds; a
+// wrapper's `lease` checked against a fixed manager when the wrapper is built.
+export { checkLeaseWith, coreOf } from "./locks";
 // The Idempotency-Key layer's read of a key's done marker and record (RECORD), kept out of
 // `LockCore` so that an app without that layer does not bundle the script.
 export { recordRound } from "./record";

@@ -6,6 +6,7 @@ import type { Grant } from "./grant";
 import { LockHandle } from "./handle";
 import { checkKey, checkKeys, type LockKey } from "./keyset";
 import {
+  checkReach,
   lookOnce,
   type ResolvedCall,
   type ResolvedOptions,
@@ -69,6 +70,21 @@ const CORES = new WeakMap<Locks, LockCore>();
  * `Locks` not built by `createLocks`.
  */
 export const coreOf = (locks: Locks): LockCore | undefined => CORES.get(locks);
+
+/**
+ * A wrapper's `lease`, checked when the wrapper is built against a fixed manager, as `acquire()`
+ * checks it per call: one too short to reach `minValidity` fails there, not on every request.
+ * With a function for `locks` the manager comes per request, and the call's own check applies.
+ *
+ * @throws {ConfigurationError} `lease`
+ * @example
+ * checkLeaseWith(options.locks, optionalMs("lease", options.lease, 1)); // lease: 1 → throws
+ */
+export function checkLeaseWith(locks: unknown, lease: number | undefined): void {
+  const core = lease === undefined ? undefined : CORES.get(locks as Locks);
+  if (core !== undefined)
+    checkReach(lease as number, core.options.driftFactor, core.options.minValidity);
+}
 
 function buildLocks(resolved: ResolvedOptions, core: LockCore): Locks {
   // Most calls pass no options: those resolve the same way every time, so once (per default of

@@ -6,7 +6,7 @@
  * @module
  */
 import { ConfigurationError, checkOptionsWithLocks, optionalMs, shown } from "../../errors";
-import { isLocks } from "../../lock";
+import { checkLeaseWith, isLocks } from "../../lock";
 
 /** A middleware's options as the checks read them (any object: unknown names are refused). */
 type Loose = Readonly<Record<string, unknown>>;
@@ -37,7 +37,7 @@ export function checkMiddlewareOptions(
   if (typeof locks !== "function" && !isLocks(locks)) {
     throw new ConfigurationError("locks", "expected createLocks(...) or a function (c) => Locks");
   }
-  optionalMs("lease", lease, 1);
+  checkLeaseWith(locks, optionalMs("lease", lease, 1));
   optionalMs("wait", wait, 0);
   optionalMs("retryAfter", options.retryAfter, 1);
   if (options.exposeDetails !== undefined && typeof options.exposeDetails !== "boolean") {

@@ -6,7 +6,7 @@ import {
   optionalNonNegative,
 } from "../../errors";
 import type { AcquireOptions, Locks } from "../../lock";
-import { checkLocksOption } from "../../lock";
+import { checkLeaseWith, checkLocksOption } from "../../lock";
 import type { WithLockOptions } from "./types";
 
 const KNOWN = new Set(["locks", "key", "lease", "wait", "margin", "reserve", "onBusy"]);
@@ -49,6 +49,7 @@ export function resolveWithLock<TEvent, TResult, TContext extends LambdaContextL
   checkFunction("key", key);
   if (onBusy !== undefined) checkFunction("onBusy", onBusy);
   const lease = optionalMs("lease", options.lease, 1);
+  checkLeaseWith(locks, lease);
   const wait = optionalMs("wait", options.wait, 0);
   const margin = optionalNonNegative("margin", options.margin);
   const reserve = optionalNonNegative("reserve", options.reserve);

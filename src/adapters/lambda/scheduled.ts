@@ -7,7 +7,7 @@ import {
   optionalMs,
   optionalNonNegative,
 } from "../../errors";
-import { checkLocksOption } from "../../lock";
+import { checkLeaseWith, checkLocksOption } from "../../lock";
 import { scheduledKey } from "./scheduled-key";
 import type { DedupeScheduledOptions, ScheduledJob, ScheduledSkipped } from "./scheduled-types";
 import type { LambdaContext, LambdaHandler } from "./types";
@@ -77,6 +77,7 @@ export function dedupeScheduled<
   if (onSkip !== undefined) checkFunction("onSkip", onSkip);
   const retention = checkRetention(options.retention);
   const lease = optionalMs("lease", options.lease, 1);
+  checkLeaseWith(locks, lease);
   const margin = optionalNonNegative("margin", options.margin);
   const reserve = optionalNonNegative("reserve", options.reserve);
   const budgetOptions = {

@@ -8,7 +8,7 @@ import {
   optionalMs,
 } from "../../errors";
 import type { Lock } from "../../lock";
-import { checkLocksOption } from "../../lock";
+import { checkLeaseWith, checkLocksOption } from "../../lock";
 import type {
   DedupedScheduledHandler,
   DedupeScheduledOptions,
@@ -83,6 +83,7 @@ export function dedupeScheduled<
   if (onSkip !== undefined) checkFunction("onSkip", onSkip);
   const retention = checkRetention(options.retention);
   const lease = optionalMs("lease", options.lease, 1);
+  checkLeaseWith(locks, lease);
 
   return async function dedupedScheduled(controller: Controller, env: Env, ctx: Ctx) {
     let started = false;
