@@ -17,6 +17,7 @@ import {
   random,
   recordRound,
   sleep,
+  waitEnd,
 } from "../lock";
 import { freeAfter } from "../quorum";
 import { defaultFingerprint, defaultScope, sha256 } from "./digest";
@@ -207,7 +208,8 @@ export async function runIdempotent<C, R>(
       : await sha256("fingerprint", String(await options.fingerprint(context)));
   const key = `${NAMESPACE}${scope.slice(0, 32)}:${(await sha256("key", parsed.key)).slice(0, 32)}`;
   const budget = options.budget === undefined ? request.budget : options.budget(context);
-  const waitUntil = performance.now() + options.wait;
+  // A duplicate waits for the first answer as any wait does: never into the budget's reserve.
+  const waitUntil = waitEnd({ wait: options.wait, budget }, performance.now());
   let doneSeen = 0;
 
   for (let step = WAIT_STEP; ; step = Math.min(2 * step, WAIT_STEP_MAX)) {

@@ -27,8 +27,11 @@ export interface UnavailableInfo {
   readonly key: string | readonly string[];
   /** The cause: too few nodes answered, or the budget could not cover the acquire. */
   readonly error: QuorumError | BudgetExhaustedError;
-  /** What `key` names: a lock (`lock()`, `idempotency()`…), or a semaphore (`limit()`). */
-  readonly subject: ErrorSubject;
+  /**
+   * What `key` names: a lock (`lock()`, `idempotency()`…), or a semaphore (`limit()`). The
+   * adapters always set it; absent (an info built by hand), a lock.
+   */
+  readonly subject?: ErrorSubject;
 }
 
 /** The callback option: `(context, info)`; what it throws is ignored. */
@@ -41,7 +44,7 @@ export type OnUnavailable<C> = (c: C, info: UnavailableInfo) => void | Promise<v
  * unavailableLine({ route: "POST /charge/42", key: "invoice:42", error, subject: "lock" });
  * // 'edgelock: 503 for POST /charge/42 (lock "invoice:42"): too few lock nodes answered: no majority (…)'
  */
-export function unavailableLine({ route, key, error, subject }: UnavailableInfo): string {
+export function unavailableLine({ route, key, error, subject = "lock" }: UnavailableInfo): string {
   const keys = typeof key === "string" ? JSON.stringify(key) : key.map((k) => JSON.stringify(k));
   const lock = typeof keys === "string" ? `${subject} ${keys}` : `locks ${keys.join(", ")}`;
   const cause =

@@ -304,7 +304,8 @@ export function lookOnce(options: unknown): unknown {
   if (options === undefined) return { wait: 0 };
   if (!isPlainObject(options)) return options;
   const { wait } = options as { wait?: unknown };
-  if (wait !== undefined && wait !== 0) {
+  // `null` is "not set" here as in acquire() (`wait ?? default`).
+  if (wait != null && wait !== 0) {
     throw new ConfigurationError("wait", "tryAcquire() never waits: use acquire()");
   }
   return { ...options, wait: 0 };
@@ -314,13 +315,13 @@ export function lookOnce(options: unknown): unknown {
  * When a call that began at `began` (`performance.now()`) stops waiting: `wait` ms later, and
  * never past where its budget keeps only `reserve` (README "Execution budget": waiting never eats
  * into `reserve`). Every way of waiting reads it: the local line, the nodes' queues, polling, a
- * permit's wait. A call already there still makes its first look (the budget decides whether a
+ * permit's wait, an Idempotency-Key duplicate's. A call already there still makes its first look (the budget decides whether a
  * round fits), and gives up after it.
  *
  * @example
  * const waitUntil = waitEnd(call, performance.now());
  */
-export function waitEnd(call: ResolvedCall, began: number): number {
+export function waitEnd(call: Pick<ResolvedCall, "wait" | "budget">, began: number): number {
   const { budget } = call;
   const until = began + call.wait;
   return budget === undefined ? until : Math.min(until, budget.deadline - budget.reserve);

@@ -44,8 +44,8 @@ export interface SemaphoreInspection {
    */
   readonly free: number;
   /**
-   * Ms until one permit is free at most if nobody extends: 0 when one is free now, -1 when the
-   * held slots have no expiry; `undefined` when too few nodes answered to tell.
+   * Ms until one permit is free at most if nobody extends: 0 when one is free now, -1 when every
+   * slot is held without expiry; `undefined` when too few nodes answered to bound it.
    */
   readonly retryAfter: number | undefined;
   /**
@@ -218,9 +218,13 @@ class SlotsSemaphore implements Semaphore {
     const soonest = Math.min(
       ...known.map((s) => (s.retryAfter === -1 ? Number.POSITIVE_INFINITY : s.retryAfter)),
     );
-    // Some slot's fate unknown, and none free: how soon one frees cannot be told.
-    const told = free > 0 || known.length === slots.length;
-    const retryAfter = !told ? undefined : Number.isFinite(soonest) ? soonest : -1;
+    // A slot known free, or one held with an expiry, bounds the wait; held slots without one
+    // say -1 only when every slot is known (an unknown one might be free now).
+    const retryAfter = Number.isFinite(soonest)
+      ? soonest
+      : known.length === slots.length
+        ? -1
+        : undefined;
     return { key: this.key, permits: this.permits, held, free, retryAfter, slots, nodes };
   }
 

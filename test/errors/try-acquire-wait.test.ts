@@ -40,6 +40,8 @@ describe("tryAcquire({ wait })", () => {
     const locks = setup();
     const lock = await locks.tryAcquire("k", { wait: 0 } as never);
     expect(lock).not.toBeNull();
+    // `null` is "not set", as acquire() reads it.
+    expect(await locks.tryAcquire("k", { wait: null } as never)).toBeNull();
     expect(await locks.tryAcquire("k")).toBeNull();
     await lock?.release();
     const sem = semaphore(locks, "s", { permits: 1 });

@@ -223,6 +223,7 @@ describe("withLimit: options", () => {
 
   it.each([
     [{ key: 5 }, "invalid option `key`: expected a string or a function, got number"],
+    [{ key: null }, "invalid option `key`: expected a string or a function, got null"],
     [
       { key: ["a", "b"] },
       "invalid option `key`: expected a string or a function, got an array (a semaphore has one name)",

@@ -1,12 +1,15 @@
 /**
  * "Waiting never eats into `reserve`" (README, Execution budget), on every way of waiting: a
  * caller of another `Locks` (the nodes' queues: every Lambda invocation, every Worker isolate), a
- * caller of the same `Locks` (the local line), and a permit's wait. The queue and the permit's
+ * caller of the same `Locks` (the local line), an Idempotency-Key duplicate waiting for the first
+ * answer, and a permit's wait. The queue and the permit's
  * wait used to run to `wait` and notice the budget only at their next refresh, up to
  * `retryDelayMax` later. Timing as a ratio in one run: a wait of 10 s under a budget that leaves
  * 600 ms before its reserve against a plain `wait: 600`.
  */
+import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import { idempotency } from "../../src/adapters/hono/index";
 import {
   type Budget,
   budget,
@@ -17,7 +20,7 @@ import {
   semaphore,
 } from "../../src/index";
 import { useDevCluster } from "../support/dev-cluster";
-import { readBack, resetCluster, uniquePrefix } from "./helpers";
+import { readBack, resetCluster, sleep, uniquePrefix } from "./helpers";
 
 const dev = useDevCluster({ nodes: 3 });
 const LEFT = 600; // what the budget leaves before its reserve
@@ -67,6 +70,44 @@ describe("a wait stops where the budget keeps only its reserve", () => {
     // Nothing of the waiters stayed: the holder's token alone, on every node.
     expect(await readBack(dev, 3, `${m.prefix}k`)).toEqual(Array(3).fill(held.token));
     await held.release();
+  });
+
+  it("an Idempotency-Key duplicate waiting for the first answer (Hono idempotency())", async () => {
+    const m = managers("wait-reserve-idem");
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const appWith = (options: { wait: number; budget?: () => Budget }) => {
+      const app = new Hono();
+      app.post("/pay", idempotency({ locks: m.other, ...options }), async (c) => {
+        await gate;
+        return c.json({ ok: true });
+      });
+      return app;
+    };
+    const post = (app: Hono) =>
+      app.request("/pay", {
+        method: "POST",
+        headers: { "Idempotency-Key": "k1", "content-type": "application/json" },
+        body: "{}",
+      });
+    const budgeted = appWith({
+      wait: 10_000,
+      budget: () => budget.within(LEFT + 800, { reserve: 800 }),
+    });
+    const first = post(budgeted);
+    try {
+      await sleep(100);
+      const { ratio, errors } = await bothWays(async ({ wait, budget: b }) => {
+        const app = b === undefined ? appWith({ wait }) : budgeted;
+        const res = await post(app);
+        throw res.status; // the 409 the duplicate gets once its wait is over
+      });
+      expect(errors).toEqual([409, 409]);
+      expect(ratio).toBeLessThan(1.5);
+    } finally {
+      release();
+    }
+    expect((await first).status).toBe(200);
   });
 
   it("a permit's waiter", async () => {

@@ -101,7 +101,11 @@ export function withLimit<
   checkOptionsWithLocks(options, KNOWN, "withLimit");
   const { key, permits, onBusy, ...rest } = options;
   if (typeof key !== "string" && typeof key !== "function") {
-    const got = Array.isArray(key) ? "an array (a semaphore has one name)" : typeof key;
+    const got = Array.isArray(key)
+      ? "an array (a semaphore has one name)"
+      : key === null
+        ? "null"
+        : typeof key;
     throw new ConfigurationError("key", `expected a string or a function, got ${got}`);
   }
   if (key === "") throw new ConfigurationError("key", "expected a non-empty string");
