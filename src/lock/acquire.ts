@@ -98,7 +98,7 @@ export async function acquireLoop(
   const keys = core.keys(target.keys);
   const { lease, budget, signal } = call;
   const began = performance.now();
-  const waitUntil = waitEnd(call, began);
+  const waitUntil = waitEnd(call, began, core.timeoutFor(lease));
   // A round (and a fence raise when fencing on N > 1), then the release.
   const spare = (core.options.fencing && n > 1 ? 2 * n : n) + n;
   // The round this caller runs next, sized now (a handover sizes it when the release runs).

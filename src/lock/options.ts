@@ -314,15 +314,23 @@ export function lookOnce(options: unknown): unknown {
 /**
  * When a call that began at `began` (`performance.now()`) stops waiting: `wait` ms later, and
  * never past where its budget keeps only `reserve` (README "Execution budget": waiting never eats
- * into `reserve`). Every way of waiting reads it: the local line, the nodes' queues, polling, a
- * permit's wait, an Idempotency-Key duplicate's. A call already there still makes its first look (the budget decides whether a
- * round fits), and gives up after it.
+ * into `reserve`) less `answerMs`, what giving up may still take (the last look's pending nodes,
+ * one request timeout), so that the caller answers before its deadline even with no `reserve`.
+ * Every way of waiting reads it: the local line, the nodes' queues, polling, a permit's wait, an
+ * Idempotency-Key duplicate's. A call already there still makes its first look (the budget
+ * decides whether a round fits), and gives up after it.
  *
  * @example
- * const waitUntil = waitEnd(call, performance.now());
+ * const waitUntil = waitEnd(call, performance.now(), core.timeoutFor(call.lease));
  */
-export function waitEnd(call: Pick<ResolvedCall, "wait" | "budget">, began: number): number {
+export function waitEnd(
+  call: Pick<ResolvedCall, "wait" | "budget">,
+  began: number,
+  answerMs = 0,
+): number {
   const { budget } = call;
   const until = began + call.wait;
-  return budget === undefined ? until : Math.min(until, budget.deadline - budget.reserve);
+  return budget === undefined
+    ? until
+    : Math.min(until, budget.deadline - budget.reserve - answerMs);
 }

@@ -52,7 +52,7 @@ export async function acquirePermit(
   const { lease, budget, signal } = call;
   const n = core.nodes.length;
   const began = performance.now();
-  const waitUntil = waitEnd(call, began);
+  const waitUntil = waitEnd(call, began, core.timeoutFor(lease));
   const place = Date.now();
   for (let attempt = 0; ; attempt++) {
     signal?.throwIfAborted();

@@ -10,6 +10,7 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { idempotency } from "../../src/adapters/hono/index";
+import { withLimit, withLock } from "../../src/adapters/lambda/index";
 import {
   type Budget,
   budget,
@@ -19,6 +20,7 @@ import {
   type Locks,
   semaphore,
 } from "../../src/index";
+import { fakeContext } from "../lambda/helpers";
 import { useDevCluster } from "../support/dev-cluster";
 import { readBack, resetCluster, sleep, uniquePrefix } from "./helpers";
 
@@ -108,6 +110,38 @@ describe("a wait stops where the budget keeps only its reserve", () => {
       release();
     }
     expect((await first).status).toBe(200);
+  });
+
+  // With `reserve` 0 the wait used to end at the deadline itself, and the answer came after a
+  // real Lambda had timed out.
+  it.each([
+    [
+      "withLock",
+      (locks: Locks) =>
+        withLock(async () => "ran", { locks, key: () => "k", wait: 10_000, onBusy: () => "busy" }),
+    ],
+    [
+      "withLimit",
+      (locks: Locks) =>
+        withLimit(async () => "ran", {
+          locks,
+          key: "s",
+          permits: 1,
+          wait: 10_000,
+          onBusy: () => "busy",
+        }),
+    ],
+  ])("%s with reserve 0 answers onBusy before the invocation's deadline", async (_, wrap) => {
+    const m = managers("wait-deadline");
+    const lock = await m.holder.acquire("k", { lease: 30_000 });
+    const permit = await semaphore(m.holder, "s", { permits: 1 }).acquire({ lease: 30_000 });
+    const context = fakeContext(1_000);
+    expect(await wrap(m.other)({}, context)).toBe("busy");
+    expect(performance.now() - context.startedAt).toBeLessThan(
+      context.deadline - context.startedAt,
+    );
+    await lock.release();
+    await permit.release();
   });
 
   it("a permit's waiter", async () => {
