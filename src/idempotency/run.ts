@@ -155,9 +155,8 @@ async function failed<C, R>(
   error: QuorumError | BudgetExhaustedError,
 ): Promise<IdempotentOutcome<R>> {
   const route = routeOf(request.method, request.path);
-  await reportUnavailable(options.onUnavailable, request.context, {
-    ...{ route, key, error, subject: "lock" },
-  });
+  const info = { route, key, error, subject: "lock" } as const;
+  await reportUnavailable(options.onUnavailable, request.context, info);
   return {
     kind: "problem",
     problem: unavailable(error.name, error.message, options.exposeDetails),

@@ -54,7 +54,7 @@ export function unavailableLine({ route, key, error, subject = "lock" }: Unavail
   return `edgelock: 503 for ${route} (${lock}): ${cause}: ${detailOf(error)}`;
 }
 
-/** The error's words without the `lock "<key>": ` its message starts with (the line names it). */
+/** The error's words without the `lock "<key>": ` (or `semaphore "<key>": `) they start with. */
 function detailOf(error: QuorumError | BudgetExhaustedError): string {
   const named = "key" in error ? `${error.subject} "${error.key}": ` : undefined;
   return named !== undefined && error.message.startsWith(named)

@@ -182,9 +182,8 @@ export function limit<E extends Env = any, P extends string = any>(
       if (isQuorumError(error) || isBudgetExhaustedError(error)) {
         markLockAnswer(c);
         const route = routeOf(c.req.method, new URL(c.req.url).pathname);
-        await reportUnavailable(opts.onUnavailable, c, {
-          ...{ route, key: limiter.key, error, subject: "semaphore" },
-        });
+        const info = { route, key: limiter.key, error, subject: "semaphore" } as const;
+        await reportUnavailable(opts.onUnavailable, c, info);
         return onError(c, error);
       }
       throw error;

@@ -253,9 +253,8 @@ export function lock<E extends Env = any, P extends string = any>(
       if (isQuorumError(error) || isBudgetExhaustedError(error)) {
         markLockAnswer(c);
         const route = routeOf(c.req.method, new URL(c.req.url).pathname);
-        await reportUnavailable(opts.onUnavailable, c, {
-          ...{ route, key: lockKey, error, subject: "lock" },
-        });
+        const info = { route, key: lockKey, error, subject: "lock" } as const;
+        await reportUnavailable(opts.onUnavailable, c, info);
         return onError(c, error);
       }
       throw error;
