@@ -2,10 +2,11 @@
  * "Waiting never eats into `reserve`" (README, Execution budget), on every way of waiting: a
  * caller of another `Locks` (the nodes' queues: every Lambda invocation, every Worker isolate), a
  * caller of the same `Locks` (the local line), an Idempotency-Key duplicate waiting for the first
- * answer, and a permit's wait. The queue and the permit's
- * wait used to run to `wait` and notice the budget only at their next refresh, up to
- * `retryDelayMax` later. Timing as a ratio in one run: a wait of 10 s under a budget that leaves
- * 600 ms before its reserve against a plain `wait: 600`.
+ * answer, and a permit's wait. The queue, the permit's wait and the duplicate's used to run to
+ * `wait` and notice the budget only at their next look, up to `retryDelayMax` later. Timing as a
+ * ratio in one run: a wait of 10 s under a budget that leaves 600 ms before its reserve against a
+ * plain `wait: 600` (a lock's or permit's stops one request timeout earlier still, so that with
+ * `reserve` 0 a Lambda wrapper answers before its deadline: the last two cases).
  */
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
